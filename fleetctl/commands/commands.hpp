@@ -1,0 +1,20 @@
+#pragma once
+
+// Each command family contributes its top-level commands to the root.
+
+#include <vector>
+
+#include "fleetctl/cli/command.hpp"
+
+namespace etcdagent::fleet {
+
+std::vector<Command> kvCommands();           // put, get, del, txn, compaction
+std::vector<Command> watchCommands();        // watch
+std::vector<Command> leaseCommands();        // lease ...
+std::vector<Command> concurrencyCommands();  // lock, elect
+std::vector<Command> clusterCommands();      // member ..., endpoint ..., move-leader
+std::vector<Command> maintenanceCommands();  // defrag, alarm ..., snapshot ..., check perf
+std::vector<Command> authCommands();         // auth ..., user ..., role ...
+std::vector<Command> miscCommands();         // version
+
+}  // namespace etcdagent::fleet

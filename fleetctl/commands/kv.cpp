@@ -1,0 +1,257 @@
+// put, get, del — etcdctl's KV commands, over KV.Put / KV.Range / KV.DeleteRange.
+
+#include <cctype>
+#include <iterator>
+
+#include "common/encoding.hpp"
+
+#include "etcd/etcdserverpb/rpc.grpc.pb.h"
+#include "fleetctl/commands/commands.hpp"
+#include "fleetctl/commands/util.hpp"
+#include "fleetctl/output/kv.hpp"
+
+namespace etcdagent::fleet {
+
+Command txnCommand();         // txn.cpp
+Command compactionCommand();  // txn.cpp
+
+namespace {
+
+using etcdserverpb::KV;
+
+Result<std::int64_t> parseLeaseId(const std::string& text) {
+  // etcdctl: strconv.ParseInt(s, 16, 64)
+  std::size_t used = 0;
+  try {
+    long long v = std::stoll(text, &used, 16);
+    if (used == text.size()) return v;
+  } catch (const std::exception&) {
+  }
+  return fail(Errc::kInvalidArgument, "bad lease ID (strconv.ParseInt: parsing " + goQuote(text) +
+                                          ": invalid syntax), expecting ID in Hex");
+}
+
+CommandResult runPut(Context& ctx) {
+  const auto& f = ctx.flags();
+  const auto& args = ctx.args();
+  const bool ignoreValue = f.getBool("ignore-value");
+  if (args.empty()) return badArgs("put command needs 1 argument and input from stdin or 2 arguments");
+  if (ignoreValue && args.size() > 1) return badArgs("put command needs only 1 argument when 'ignore-value' is set");
+  if (args.size() > 2) return badArgs("put command needs 1 argument and input from stdin or 2 arguments");
+  if (auto r = requireFormat(ctx, {OutputFormat::kSimple, OutputFormat::kJson, OutputFormat::kFields}); !r) return r;
+
+  etcdserverpb::PutRequest req;
+  req.set_key(args[0]);
+  if (args.size() == 2) {
+    req.set_value(args[1]);
+  } else if (!ignoreValue) {
+    req.set_value(std::string(std::istreambuf_iterator<char>(ctx.in()), {}));
+  }
+  auto lease = parseLeaseId(f.getString("lease"));
+  if (!lease) return badArgs(lease.error().message);
+  req.set_lease(*lease);
+  req.set_prev_kv(f.getBool("prev-kv"));
+  req.set_ignore_value(ignoreValue);
+  req.set_ignore_lease(f.getBool("ignore-lease"));
+
+  FLEET_TRY_CLIENT(client, ctx);
+  auto resp = client.call<&KV::Stub::Put>(req);
+  if (!resp) return commandError(resp.error());
+  printPut(ctx.output(), *resp);
+  return {};
+}
+
+Result<etcdserverpb::RangeRequest_SortOrder> sortOrder(const std::string& text) {
+  std::string up;
+  for (char c : text) up += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  if (up.empty()) return etcdserverpb::RangeRequest::NONE;
+  if (up == "ASCEND") return etcdserverpb::RangeRequest::ASCEND;
+  if (up == "DESCEND") return etcdserverpb::RangeRequest::DESCEND;
+  return fail(Errc::kInvalidArgument, "bad sort order " + text);
+}
+
+Result<etcdserverpb::RangeRequest_SortTarget> sortTarget(const std::string& text) {
+  std::string up;
+  for (char c : text) up += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  using R = etcdserverpb::RangeRequest;
+  if (up.empty() || up == "KEY") return R::KEY;
+  if (up == "CREATE") return R::CREATE;
+  if (up == "MODIFY") return R::MOD;
+  if (up == "VALUE") return R::VALUE;
+  if (up == "VERSION") return R::VERSION;
+  return fail(Errc::kInvalidArgument, "bad sort target " + text);
+}
+
+CommandResult runGet(Context& ctx) {
+  const auto& f = ctx.flags();
+  const auto& args = ctx.args();
+  const bool prefix = f.getBool("prefix");
+  const bool fromKey = f.getBool("from-key");
+  if (args.empty()) return badArgs("get command needs one argument as key and an optional argument as range_end");
+  if (prefix && fromKey) return badArgs("`--prefix` and `--from-key` cannot be set at the same time, choose one");
+  if (f.getBool("keys-only") && f.getBool("count-only")) {
+    return badArgs("`--keys-only` and `--count-only` cannot be set at the same time, choose one");
+  }
+  if (args.size() > 2) return badArgs("get command needs one argument as key and an optional argument as range_end");
+  if (auto r = requireFormat(ctx, {OutputFormat::kSimple, OutputFormat::kJson, OutputFormat::kFields}); !r) return r;
+
+  etcdserverpb::RangeRequest req;
+  const std::string consistency = f.getString("consistency");
+  if (consistency == "s") {
+    req.set_serializable(true);
+  } else if (consistency != "l") {
+    return commandError(exitcode::kBadFeature, "unknown consistency flag \"" + consistency + "\"");
+  }
+  std::string key = args[0];
+  if (args.size() > 1) {
+    if (prefix || fromKey) {
+      return badArgs("too many arguments, only accept one argument when `--prefix` or `--from-key` is set.");
+    }
+    req.set_range_end(args[1]);
+  }
+  req.set_limit(f.getInt("limit"));
+  if (f.getInt("rev") > 0) req.set_revision(f.getInt("rev"));
+  auto order = sortOrder(f.getString("order"));
+  if (!order) return commandError(exitcode::kBadFeature, order.error().message);
+  auto target = sortTarget(f.getString("sort-by"));
+  if (!target) return commandError(exitcode::kBadFeature, target.error().message);
+  // clientv3.WithSort: ascending by key is the server's natural order, so it is sent as NONE
+  // (a real sort makes the server read the whole range before applying the limit).
+  if (*target == etcdserverpb::RangeRequest::KEY && *order == etcdserverpb::RangeRequest::ASCEND) {
+    *order = etcdserverpb::RangeRequest::NONE;
+  }
+  req.set_sort_order(*order);
+  req.set_sort_target(*target);
+  if (prefix) {
+    if (key.empty()) {
+      key = std::string(1, '\0');
+      req.set_range_end(std::string(1, '\0'));
+    } else {
+      req.set_range_end(prefixRangeEnd(key));
+    }
+  }
+  if (fromKey) {
+    if (key.empty()) key = std::string(1, '\0');
+    req.set_range_end(std::string(1, '\0'));
+  }
+  req.set_key(key);
+  req.set_keys_only(f.getBool("keys-only"));
+  req.set_count_only(f.getBool("count-only"));
+
+  FLEET_TRY_CLIENT(client, ctx);
+  auto resp = client.call<&KV::Stub::Range>(req, {etcd::Retry::kRepeatable});
+  if (!resp) return commandError(resp.error());
+  if (req.count_only() && ctx.global().format == OutputFormat::kSimple) {
+    ctx.out() << resp->count() << "\n";
+    return {};
+  }
+  printGet(ctx.output(), *resp, f.getBool("print-value-only"));
+  return {};
+}
+
+CommandResult runDel(Context& ctx) {
+  const auto& f = ctx.flags();
+  const auto& args = ctx.args();
+  const bool prefix = f.getBool("prefix");
+  const bool fromKey = f.getBool("from-key");
+  if (args.empty() || args.size() > 2) {
+    return badArgs("del command needs one argument as key and an optional argument as range_end");
+  }
+  if (prefix && fromKey) return badArgs("`--prefix` and `--from-key` cannot be set at the same time, choose one");
+  if (auto r = requireFormat(ctx, {OutputFormat::kSimple, OutputFormat::kJson, OutputFormat::kFields}); !r) return r;
+
+  etcdserverpb::DeleteRangeRequest req;
+  std::string key = args[0];
+  if (args.size() > 1) {
+    if (prefix || fromKey) {
+      return badArgs("too many arguments, only accept one argument when `--prefix` or `--from-key` is set.");
+    }
+    req.set_range_end(args[1]);
+  }
+  if (prefix) {
+    if (key.empty()) {
+      key = std::string(1, '\0');
+      req.set_range_end(std::string(1, '\0'));
+    } else {
+      req.set_range_end(prefixRangeEnd(key));
+    }
+  }
+  if (fromKey) {
+    if (key.empty()) key = std::string(1, '\0');
+    req.set_range_end(std::string(1, '\0'));
+  }
+  req.set_key(key);
+  req.set_prev_kv(f.getBool("prev-kv"));
+
+  FLEET_TRY_CLIENT(client, ctx);
+  auto resp = client.call<&KV::Stub::DeleteRange>(req);
+  if (!resp) return commandError(resp.error());
+  printDel(ctx.output(), *resp);
+  return {};
+}
+
+}  // namespace
+
+std::vector<Command> kvCommands() {
+  std::vector<Command> out;
+  out.push_back({
+      .name = "put",
+      .usage = "put [options] <key> <value> (<value> can also be given from stdin)",
+      .summary = "Puts the given key into the store",
+      .description = "\tPuts the given key into the store.\n\n"
+                     "\tWhen <value> begins with '-', <value> is interpreted as a flag.\n"
+                     "\tInsert '--' for workaround:\n\n"
+                     "\t$ put <key> -- <value>\n"
+                     "\t$ put -- <key> <value>\n\n"
+                     "\tIf <value> isn't given as a command line argument and '--ignore-value' is not specified,\n"
+                     "\tthis command tries to read the value from standard input.\n\n"
+                     "\tIf <lease> isn't given as a command line argument and '--ignore-lease' is not specified,\n"
+                     "\tthis command tries to read the value from standard input.",
+      .flags =
+          [](FlagSet& f) {
+            f.string("lease", 0, "0", "lease ID (in hexadecimal) to attach to the key")
+                .boolean("prev-kv", 0, false, "return the previous key-value pair before modification")
+                .boolean("ignore-value", 0, false, "updates the key using its current value")
+                .boolean("ignore-lease", 0, false, "updates the key using its current lease");
+          },
+      .run = runPut,
+  });
+  out.push_back({
+      .name = "get",
+      .usage = "get [options] <key> [range_end]",
+      .summary = "Gets the key or a range of keys",
+      .flags =
+          [](FlagSet& f) {
+            f.string("consistency", 0, "l", "Linearizable(l) or Serializable(s)")
+                .string("order", 0, "", "Order of results; ASCEND or DESCEND (ASCEND by default)")
+                .string("sort-by", 0, "", "Sort target; CREATE, KEY, MODIFY, VALUE, or VERSION")
+                .integer("limit", 0, 0, "Maximum number of results")
+                .boolean("prefix", 0, false, "Get keys with matching prefix")
+                .boolean("from-key", 0, false,
+                         "Get keys that are greater than or equal to the given key using byte compare")
+                .integer("rev", 0, 0, "Specify the kv revision")
+                .boolean("keys-only", 0, false, "Get only the keys")
+                .boolean("count-only", 0, false, "Get only the count")
+                .boolean("print-value-only", 0, false, "Only write values when using the \"simple\" output format");
+          },
+      .run = runGet,
+  });
+  out.push_back({
+      .name = "del",
+      .usage = "del [options] <key> [range_end]",
+      .summary = "Removes the specified key or range of keys [key, range_end)",
+      .flags =
+          [](FlagSet& f) {
+            f.boolean("prefix", 0, false, "delete keys with matching prefix")
+                .boolean("prev-kv", 0, false, "return deleted key-value pairs")
+                .boolean("from-key", 0, false,
+                         "delete keys that are greater than or equal to the given key using byte compare");
+          },
+      .run = runDel,
+  });
+  out.push_back(txnCommand());
+  out.push_back(compactionCommand());
+  return out;
+}
+
+}  // namespace etcdagent::fleet

@@ -1,0 +1,7 @@
+#include "fleetctl/commands/commands.hpp"
+
+namespace etcdagent::fleet {
+
+std::vector<Command> leaseCommands() { return {}; }
+
+}  // namespace etcdagent::fleet

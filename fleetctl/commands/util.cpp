@@ -1,0 +1,26 @@
+#include "fleetctl/commands/util.hpp"
+
+#include "fleetctl/output/kv.hpp"
+
+namespace etcdagent::fleet {
+
+std::string prefixRangeEnd(std::string_view prefix) {
+  std::string end(prefix);
+  for (std::size_t i = end.size(); i-- > 0;) {
+    if (static_cast<unsigned char>(end[i]) < 0xff) {
+      end[i] = static_cast<char>(static_cast<unsigned char>(end[i]) + 1);
+      end.resize(i + 1);
+      return end;
+    }
+  }
+  return std::string(1, '\0');
+}
+
+CommandResult requireFormat(Context& ctx, std::initializer_list<OutputFormat> supported) {
+  for (auto f : supported) {
+    if (f == ctx.global().format) return {};
+  }
+  return commandError(exitcode::kBadFeature, unsupportedFormat(ctx.global().format));
+}
+
+}  // namespace etcdagent::fleet

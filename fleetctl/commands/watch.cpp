@@ -1,0 +1,7 @@
+#include "fleetctl/commands/commands.hpp"
+
+namespace etcdagent::fleet {
+
+std::vector<Command> watchCommands() { return {}; }
+
+}  // namespace etcdagent::fleet

@@ -1,0 +1,21 @@
+#pragma once
+
+// Go-style durations ("5s", "1m30s", "250ms", "2h") as etcd and etcdctl spell them.
+
+#include <chrono>
+#include <string>
+#include <string_view>
+
+#include "common/error.hpp"
+
+namespace etcdagent {
+
+using Duration = std::chrono::nanoseconds;
+
+// Parses a Go time.Duration string. A bare "0" is accepted; other unit-less numbers are not.
+Result<Duration> parseDuration(std::string_view text);
+
+// Formats like Go's time.Duration.String(): "5s", "1m30s", "1.5s", "250ms", "0s".
+std::string formatDuration(Duration d);
+
+}  // namespace etcdagent

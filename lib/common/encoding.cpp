@@ -1,0 +1,290 @@
+#include "common/encoding.hpp"
+
+#include <array>
+#include <cstdint>
+
+namespace etcdagent {
+namespace {
+
+constexpr std::string_view kB64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+constexpr std::string_view kHex = "0123456789abcdef";
+
+int hexValue(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// Length of the valid UTF-8 sequence starting at s[i], or 0 if it is not valid.
+std::size_t utf8Length(std::string_view s, std::size_t i, std::uint32_t* cp) {
+  auto b0 = static_cast<unsigned char>(s[i]);
+  std::size_t n = 0;
+  std::uint32_t c = 0;
+  if (b0 < 0x80) {
+    *cp = b0;
+    return 1;
+  }
+  if ((b0 & 0xE0) == 0xC0) {
+    n = 2;
+    c = b0 & 0x1F;
+  } else if ((b0 & 0xF0) == 0xE0) {
+    n = 3;
+    c = b0 & 0x0F;
+  } else if ((b0 & 0xF8) == 0xF0) {
+    n = 4;
+    c = b0 & 0x07;
+  } else {
+    return 0;
+  }
+  if (i + n > s.size()) return 0;
+  for (std::size_t k = 1; k < n; ++k) {
+    auto b = static_cast<unsigned char>(s[i + k]);
+    if ((b & 0xC0) != 0x80) return 0;
+    c = (c << 6) | (b & 0x3F);
+  }
+  // reject overlong forms, surrogates and out of range
+  if ((n == 2 && c < 0x80) || (n == 3 && c < 0x800) || (n == 4 && c < 0x10000) || c > 0x10FFFF ||
+      (c >= 0xD800 && c <= 0xDFFF)) {
+    return 0;
+  }
+  *cp = c;
+  return n;
+}
+
+}  // namespace
+
+std::string base64Encode(std::string_view bytes) {
+  std::string out;
+  out.reserve((bytes.size() + 2) / 3 * 4);
+  std::size_t i = 0;
+  for (; i + 2 < bytes.size(); i += 3) {
+    std::uint32_t v = (static_cast<unsigned char>(bytes[i]) << 16) |
+                      (static_cast<unsigned char>(bytes[i + 1]) << 8) |
+                      static_cast<unsigned char>(bytes[i + 2]);
+    out += kB64[(v >> 18) & 63];
+    out += kB64[(v >> 12) & 63];
+    out += kB64[(v >> 6) & 63];
+    out += kB64[v & 63];
+  }
+  std::size_t rest = bytes.size() - i;
+  if (rest > 0) {
+    std::uint32_t v = static_cast<unsigned char>(bytes[i]) << 16;
+    if (rest == 2) v |= static_cast<unsigned char>(bytes[i + 1]) << 8;
+    out += kB64[(v >> 18) & 63];
+    out += kB64[(v >> 12) & 63];
+    out += rest == 2 ? kB64[(v >> 6) & 63] : '=';
+    out += '=';
+  }
+  return out;
+}
+
+Result<std::string> base64Decode(std::string_view text) {
+  std::array<int, 256> table{};
+  table.fill(-1);
+  for (std::size_t i = 0; i < kB64.size(); ++i) table[static_cast<unsigned char>(kB64[i])] = static_cast<int>(i);
+  std::string out;
+  std::uint32_t acc = 0;
+  int bits = 0;
+  std::size_t pad = 0;
+  for (char c : text) {
+    if (c == '=') {
+      ++pad;
+      continue;
+    }
+    int v = table[static_cast<unsigned char>(c)];
+    if (v < 0 || pad > 0) return fail(Errc::kInvalidArgument, "invalid base64 input");
+    acc = (acc << 6) | static_cast<std::uint32_t>(v);
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out += static_cast<char>((acc >> bits) & 0xFF);
+    }
+  }
+  if (pad > 2) return fail(Errc::kInvalidArgument, "invalid base64 input");
+  return out;
+}
+
+std::string hexEncode(std::string_view bytes) {
+  std::string out;
+  out.reserve(bytes.size() * 2);
+  for (char c : bytes) {
+    auto b = static_cast<unsigned char>(c);
+    out += kHex[b >> 4];
+    out += kHex[b & 15];
+  }
+  return out;
+}
+
+std::string hexEscape(std::string_view bytes) {
+  std::string out;
+  out.reserve(bytes.size() * 4);
+  for (char c : bytes) {
+    auto b = static_cast<unsigned char>(c);
+    out += "\\x";
+    out += kHex[b >> 4];
+    out += kHex[b & 15];
+  }
+  return out;
+}
+
+Result<std::string> hexDecode(std::string_view text) {
+  std::string digits;
+  digits.reserve(text.size());
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '\\' && i + 1 < text.size() && text[i + 1] == 'x') {
+      ++i;
+      continue;
+    }
+    digits += text[i];
+  }
+  if (digits.size() % 2 != 0) return fail(Errc::kInvalidArgument, "odd length hex string");
+  std::string out;
+  for (std::size_t i = 0; i < digits.size(); i += 2) {
+    int hi = hexValue(digits[i]);
+    int lo = hexValue(digits[i + 1]);
+    if (hi < 0 || lo < 0) return fail(Errc::kInvalidArgument, "invalid hex string \"" + std::string(text) + "\"");
+    out += static_cast<char>(hi * 16 + lo);
+  }
+  return out;
+}
+
+std::string goQuote(std::string_view s) {
+  std::string out = "\"";
+  for (std::size_t i = 0; i < s.size();) {
+    std::uint32_t cp = 0;
+    std::size_t n = utf8Length(s, i, &cp);
+    if (n == 0) {
+      out += "\\x";
+      auto b = static_cast<unsigned char>(s[i]);
+      out += kHex[b >> 4];
+      out += kHex[b & 15];
+      ++i;
+      continue;
+    }
+    if (n == 1) {
+      char c = s[i];
+      switch (c) {
+        case '"': out += "\\\""; break;
+        case '\\': out += "\\\\"; break;
+        case '\a': out += "\\a"; break;
+        case '\b': out += "\\b"; break;
+        case '\f': out += "\\f"; break;
+        case '\n': out += "\\n"; break;
+        case '\r': out += "\\r"; break;
+        case '\t': out += "\\t"; break;
+        case '\v': out += "\\v"; break;
+        default:
+          if (cp < 0x20 || cp == 0x7F) {
+            out += "\\x";
+            out += kHex[cp >> 4];
+            out += kHex[cp & 15];
+          } else {
+            out += c;
+          }
+      }
+    } else {
+      out.append(s.substr(i, n));
+    }
+    i += n;
+  }
+  out += '"';
+  return out;
+}
+
+Result<std::string> goUnquote(std::string_view s) {
+  auto bad = [&] { return fail(Errc::kInvalidArgument, "invalid quoted string " + std::string(s)); };
+  if (s.size() < 2 || s.front() != '"' || s.back() != '"') return bad();
+  s = s.substr(1, s.size() - 2);
+  std::string out;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    char c = s[i];
+    if (c == '"') return bad();
+    if (c != '\\') {
+      out += c;
+      continue;
+    }
+    if (++i >= s.size()) return bad();
+    switch (s[i]) {
+      case 'a': out += '\a'; break;
+      case 'b': out += '\b'; break;
+      case 'f': out += '\f'; break;
+      case 'n': out += '\n'; break;
+      case 'r': out += '\r'; break;
+      case 't': out += '\t'; break;
+      case 'v': out += '\v'; break;
+      case '\\': out += '\\'; break;
+      case '"': out += '"'; break;
+      case '\'': out += '\''; break;
+      case 'x': {
+        if (i + 2 >= s.size()) return bad();
+        int hi = hexValue(s[i + 1]);
+        int lo = hexValue(s[i + 2]);
+        if (hi < 0 || lo < 0) return bad();
+        out += static_cast<char>(hi * 16 + lo);
+        i += 2;
+        break;
+      }
+      default: {
+        // octal \NNN
+        if (s[i] >= '0' && s[i] <= '7' && i + 2 < s.size()) {
+          int v = 0;
+          for (int k = 0; k < 3; ++k) {
+            char d = s[i + static_cast<std::size_t>(k)];
+            if (d < '0' || d > '7') return bad();
+            v = v * 8 + (d - '0');
+          }
+          if (v > 255) return bad();
+          out += static_cast<char>(v);
+          i += 2;
+          break;
+        }
+        return bad();
+      }
+    }
+  }
+  return out;
+}
+
+std::string jsonQuote(std::string_view s) {
+  std::string out = "\"";
+  for (std::size_t i = 0; i < s.size();) {
+    std::uint32_t cp = 0;
+    std::size_t n = utf8Length(s, i, &cp);
+    if (n == 0) {
+      out += "\\ufffd";  // Go's encoding/json replaces invalid UTF-8
+      ++i;
+      continue;
+    }
+    if (n == 1) {
+      char c = s[i];
+      switch (c) {
+        case '"': out += "\\\""; break;
+        case '\\': out += "\\\\"; break;
+        case '\n': out += "\\n"; break;
+        case '\r': out += "\\r"; break;
+        case '\t': out += "\\t"; break;
+        case '<': out += "\\u003c"; break;
+        case '>': out += "\\u003e"; break;
+        case '&': out += "\\u0026"; break;
+        default:
+          if (cp < 0x20) {
+            out += "\\u00";
+            out += kHex[cp >> 4];
+            out += kHex[cp & 15];
+          } else {
+            out += c;
+          }
+      }
+    } else if (cp == 0x2028 || cp == 0x2029) {
+      out += cp == 0x2028 ? "\\u2028" : "\\u2029";
+    } else {
+      out.append(s.substr(i, n));
+    }
+    i += n;
+  }
+  out += '"';
+  return out;
+}
+
+}  // namespace etcdagent

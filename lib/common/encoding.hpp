@@ -1,0 +1,30 @@
+#pragma once
+
+// Byte-string encodings used by etcdctl's output: base64 (JSON), hex (--hex), Go-quoted strings.
+
+#include <string>
+#include <string_view>
+
+#include "common/error.hpp"
+
+namespace etcdagent {
+
+std::string base64Encode(std::string_view bytes);
+Result<std::string> base64Decode(std::string_view text);
+
+// Lower-case hex of every byte, no separators ("foo" -> "666f6f").
+std::string hexEncode(std::string_view bytes);
+// etcdctl --hex prints "\x66\x6f\x6f".
+std::string hexEscape(std::string_view bytes);
+// Decodes "\x66\x6f\x6f" style (as etcdctl's txn reader accepts) or plain hex "666f6f".
+Result<std::string> hexDecode(std::string_view text);
+
+// Go's strconv.Quote: "a\"b\n" -> "\"a\\\"b\\n\"" (printable UTF-8 kept, rest escaped).
+std::string goQuote(std::string_view s);
+// Go's strconv.Unquote for double-quoted strings; returns an error when malformed.
+Result<std::string> goUnquote(std::string_view s);
+
+// JSON string literal (RFC 8259) with Go encoding/json's escaping of <, >, & and U+2028/9.
+std::string jsonQuote(std::string_view s);
+
+}  // namespace etcdagent

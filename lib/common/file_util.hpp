@@ -1,0 +1,51 @@
+#pragma once
+
+// File helpers with the durability rules a data tool needs: write to NAME.part, fsync the file,
+// rename, fsync the directory. A crash leaves either the old file or the new one, never half.
+
+#include <string>
+#include <string_view>
+
+#include "common/error.hpp"
+
+namespace etcdagent {
+
+Result<std::string> readFile(const std::string& path);
+
+// Atomically replaces `path` with `content` (mode `mode`), durable on return.
+Result<void> writeFileAtomic(const std::string& path, std::string_view content, unsigned mode = 0644);
+
+// fsync()s a directory so a rename inside it survives a crash.
+Result<void> fsyncDirectory(const std::string& dir);
+
+// errno as text, for messages: "No such file or directory".
+std::string errnoText(int err);
+
+// A file descriptor owned by this object.
+class UniqueFd {
+ public:
+  UniqueFd() = default;
+  explicit UniqueFd(int fd) : fd_(fd) {}
+  UniqueFd(UniqueFd&& o) noexcept : fd_(o.release()) {}
+  UniqueFd& operator=(UniqueFd&& o) noexcept {
+    if (this != &o) reset(o.release());
+    return *this;
+  }
+  UniqueFd(const UniqueFd&) = delete;
+  UniqueFd& operator=(const UniqueFd&) = delete;
+  ~UniqueFd() { reset(); }
+
+  [[nodiscard]] int get() const { return fd_; }
+  [[nodiscard]] bool valid() const { return fd_ >= 0; }
+  int release() {
+    int fd = fd_;
+    fd_ = -1;
+    return fd;
+  }
+  void reset(int fd = -1);
+
+ private:
+  int fd_ = -1;
+};
+
+}  // namespace etcdagent

@@ -1,0 +1,280 @@
+#include "etcd/client.hpp"
+
+#include <grpcpp/create_channel.h>
+#include <grpcpp/security/credentials.h>
+#include <grpcpp/security/tls_credentials_options.h>
+#include <grpcpp/support/channel_arguments.h>
+
+#include <climits>
+#include <thread>
+
+#include "common/file_util.hpp"
+#include "etcd/etcdserverpb/rpc.grpc.pb.h"
+
+namespace etcdagent::etcd {
+namespace {
+
+using Clock = std::chrono::system_clock;
+
+int toMillis(Duration d) {
+  return static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(d).count());
+}
+
+bool isExpiredToken(const grpc::Status& s) {
+  return (s.error_code() == grpc::StatusCode::UNAUTHENTICATED &&
+          s.error_message().find("invalid auth token") != std::string::npos) ||
+         (s.error_code() == grpc::StatusCode::INVALID_ARGUMENT &&
+          s.error_message().find("revision of auth store is old") != std::string::npos);
+}
+
+Result<std::shared_ptr<grpc::ChannelCredentials>> makeCredentials(const ClientConfig& cfg, bool tls) {
+  if (!tls) return grpc::InsecureChannelCredentials();
+  std::string ca;
+  std::string cert;
+  std::string key;
+  if (!cfg.tls.ca_file.empty()) {
+    auto r = readFile(cfg.tls.ca_file);
+    if (!r) return fail(r.error().context("--cacert"));
+    ca = *r;
+  }
+  if (!cfg.tls.cert_file.empty() || !cfg.tls.key_file.empty()) {
+    if (cfg.tls.cert_file.empty() || cfg.tls.key_file.empty()) {
+      return fail(Errc::kInvalidArgument, "--cert and --key must be given together");
+    }
+    auto c = readFile(cfg.tls.cert_file);
+    if (!c) return fail(c.error().context("--cert"));
+    auto k = readFile(cfg.tls.key_file);
+    if (!k) return fail(k.error().context("--key"));
+    cert = *c;
+    key = *k;
+  }
+  if (cfg.tls.insecure_skip_verify) {
+    grpc::experimental::TlsChannelCredentialsOptions options;
+    options.set_verify_server_certs(false);
+    options.set_check_call_host(false);
+    if (!cert.empty()) {
+      options.set_certificate_provider(std::make_shared<grpc::experimental::StaticDataCertificateProvider>(
+          std::vector<grpc::experimental::IdentityKeyCertPair>{{key, cert}}));
+      options.watch_identity_key_cert_pairs();
+    }
+    return grpc::experimental::TlsCredentials(options);
+  }
+  grpc::SslCredentialsOptions ssl;
+  ssl.pem_root_certs = ca;
+  ssl.pem_cert_chain = cert;
+  ssl.pem_private_key = key;
+  return grpc::SslCredentials(ssl);
+}
+
+}  // namespace
+
+Client::Client(ClientConfig config) : config_(std::move(config)) {}
+Client::~Client() = default;
+
+Result<std::unique_ptr<Client>> Client::create(ClientConfig config) {
+  if (config.endpoints.empty()) return fail(Errc::kInvalidArgument, "no endpoints given (--endpoints)");
+  std::unique_ptr<Client> client(new Client(std::move(config)));
+  bool tls = client->config_.tls.any() || !client->config_.insecure_transport;
+  for (const auto& text : client->config_.endpoints) {
+    auto ep = parseEndpoint(text);
+    if (!ep) return fail(ep.error());
+    tls = tls || ep->tls;
+    client->endpoints_.push_back(std::move(*ep));
+  }
+  auto creds = makeCredentials(client->config_, tls);
+  if (!creds) return fail(creds.error());
+  client->credentials_ = std::move(*creds);
+  client->channels_.resize(client->endpoints_.size());
+  return client;
+}
+
+Result<std::unique_ptr<Client>> Client::forEndpoint(const std::string& endpoint) const {
+  ClientConfig cfg = config_;
+  cfg.endpoints = {endpoint};
+  auto client = create(std::move(cfg));
+  if (client) {
+    std::lock_guard lock(mu_);
+    (*client)->token_ = token_;
+  }
+  return client;
+}
+
+std::shared_ptr<grpc::Channel> Client::channelFor(std::size_t slot) {
+  if (!channels_[slot]) {
+    grpc::ChannelArguments args;
+    args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, toMillis(config_.keepalive_time));
+    args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, toMillis(config_.keepalive_timeout));
+    args.SetInt(GRPC_ARG_MAX_RECEIVE_MESSAGE_LENGTH, INT_MAX);
+    args.SetInt(GRPC_ARG_MAX_SEND_MESSAGE_LENGTH, 2 * 1024 * 1024 + 4096);
+    // Reconnect quickly after a member restarts instead of gRPC's default 1 s..120 s backoff.
+    args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
+    args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
+    args.SetInt(GRPC_ARG_ENABLE_RETRIES, 0);
+    // One process talks to one member per endpoint: no need for gRPC's global subchannel pool.
+    args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+    if (endpoints_[slot].tls) args.SetSslTargetNameOverride(endpoints_[slot].host);
+    channels_[slot] = grpc::CreateCustomChannel(endpoints_[slot].target, credentials_, args);
+  }
+  return channels_[slot];
+}
+
+// Returns a READY endpoint, preferring the pinned one. Every channel starts connecting at once;
+// refused endpoints fail fast (TRANSIENT_FAILURE) and we move on. gRPC C++ has no cancellable wait
+// on several channels, so with more than one endpoint we wait on each in short slices, bounded by
+// the dial deadline.
+Result<std::size_t> Client::pick(Clock::time_point deadline) {
+  std::unique_lock lock(mu_);
+  const std::size_t n = endpoints_.size();
+  auto channel = channelFor(pinned_);
+  if (channel->GetState(true) == GRPC_CHANNEL_READY) return pinned_;
+  for (std::size_t i = 0; i < n; ++i) channelFor(i)->GetState(true);
+
+  std::vector<bool> failed(n, false);
+  for (;;) {
+    for (std::size_t k = 0; k < n; ++k) {
+      std::size_t i = (pinned_ + k) % n;
+      auto state = channels_[i]->GetState(true);
+      if (state == GRPC_CHANNEL_READY) {
+        pinned_ = i;
+        return i;
+      }
+      if (state == GRPC_CHANNEL_TRANSIENT_FAILURE) failed[i] = true;
+    }
+    auto now = Clock::now();
+    if (now >= deadline) break;
+    // Wait on the first endpoint that is still trying.
+    std::size_t wait_on = pinned_;
+    for (std::size_t k = 0; k < n; ++k) {
+      std::size_t i = (pinned_ + k) % n;
+      if (channels_[i]->GetState(false) == GRPC_CHANNEL_CONNECTING) {
+        wait_on = i;
+        break;
+      }
+    }
+    auto slice = n == 1 ? deadline : std::min(deadline, now + std::chrono::milliseconds(20));
+    auto state = channels_[wait_on]->GetState(false);
+    lock.unlock();
+    channels_[wait_on]->WaitForStateChange(state, slice);
+    lock.lock();
+  }
+  std::string names;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (!names.empty()) names += ", ";
+    names += endpoints_[i].original;
+  }
+  bool all_failed = true;
+  for (bool f : failed) all_failed = all_failed && f;
+  return fail(Errc::kUnavailable,
+              std::string(all_failed ? "cannot connect to " : "no connection to ") + names + " within " +
+                  formatDuration(config_.dial_timeout) + " (--dial-timeout)" +
+                  (all_failed ? ": connection refused or host unreachable" : ": no answer") +
+                  "; check that etcd runs there and that --endpoints is right");
+}
+
+Result<Client::Connection> Client::connect() {
+  auto slot = pick(Clock::now() + config_.dial_timeout);
+  if (!slot) return fail(slot.error());
+  std::lock_guard lock(mu_);
+  return Connection{channels_[*slot], endpoints_[*slot].original};
+}
+
+Result<void> Client::authenticate(std::size_t slot) {
+  etcdserverpb::AuthenticateRequest req;
+  req.set_name(config_.user);
+  req.set_password(config_.password);
+  etcdserverpb::AuthenticateResponse resp;
+  grpc::ClientContext ctx;
+  ctx.set_deadline(Clock::now() + config_.command_timeout);
+  std::shared_ptr<grpc::Channel> channel;
+  std::string endpoint;
+  {
+    std::lock_guard lock(mu_);
+    channel = channels_[slot];
+    endpoint = endpoints_[slot].original;
+  }
+  etcdserverpb::Auth::Stub stub(channel);
+  auto status = stub.Authenticate(&ctx, req, &resp);
+  if (!status.ok()) {
+    return fail(errorFor(status, endpoint, config_.command_timeout).context("authenticate as \"" + config_.user + "\""));
+  }
+  std::lock_guard lock(mu_);
+  token_ = resp.token();
+  return {};
+}
+
+Result<void> Client::authorize(grpc::ClientContext& context) {
+  if (config_.user.empty()) return {};
+  std::string token;
+  {
+    std::lock_guard lock(mu_);
+    token = token_;
+  }
+  if (token.empty()) {
+    auto slot = pick(Clock::now() + config_.dial_timeout);
+    if (!slot) return fail(slot.error());
+    if (auto r = authenticate(*slot); !r) return r;
+    std::lock_guard lock(mu_);
+    token = token_;
+  }
+  context.AddMetadata("token", token);
+  return {};
+}
+
+Error Client::errorFor(const grpc::Status& status, const std::string& endpoint, Duration timeout) const {
+  return errorFromStatus(status, CallContext{endpoint, timeout.count() ? timeout : config_.command_timeout,
+                                             config_.user});
+}
+
+Result<void> Client::invoke(const Invocation& invocation, const CallOptions& options) {
+  const Duration timeout = options.timeout.value_or(config_.command_timeout);
+  const auto call_deadline = Clock::now() + config_.dial_timeout + timeout;
+  bool reauthenticated = false;
+  std::size_t attempts = 0;
+  for (;;) {
+    auto slot = pick(std::min(call_deadline, Clock::now() + config_.dial_timeout));
+    if (!slot) return fail(slot.error());
+    std::shared_ptr<grpc::Channel> channel;
+    std::string endpoint;
+    {
+      std::lock_guard lock(mu_);
+      channel = channels_[*slot];
+      endpoint = endpoints_[*slot].original;
+    }
+    if (!config_.user.empty()) {
+      bool need;
+      {
+        std::lock_guard lock(mu_);
+        need = token_.empty();
+      }
+      if (need) {
+        if (auto r = authenticate(*slot); !r) return r;
+      }
+    }
+    grpc::ClientContext context;
+    context.set_deadline(std::min(call_deadline, Clock::now() + timeout));
+    if (!config_.user.empty()) {
+      std::lock_guard lock(mu_);
+      context.AddMetadata("token", token_);
+    }
+    ++attempts;
+    grpc::Status status = invocation(channel, context);
+    if (status.ok()) return {};
+    if (!config_.user.empty() && !reauthenticated && isExpiredToken(status)) {
+      reauthenticated = true;
+      {
+        std::lock_guard lock(mu_);
+        token_.clear();
+      }
+      continue;
+    }
+    if (status.error_code() == grpc::StatusCode::UNAVAILABLE && options.retry == Retry::kRepeatable &&
+        attempts < 2 * endpoints_.size() + 1 && Clock::now() < call_deadline) {
+      std::lock_guard lock(mu_);
+      pinned_ = (*slot + 1) % endpoints_.size();
+      continue;
+    }
+    return fail(errorFor(status, endpoint, timeout));
+  }
+}
+
+}  // namespace etcdagent::etcd
