@@ -18,7 +18,8 @@ const Command* findChild(const Command& cmd, std::string_view name) {
 }
 
 // "member add" -> lists every runnable command under `cmd` with its full path.
-void listCommands(const Command& cmd, const std::string& prefix, std::vector<std::pair<std::string, std::string>>& out) {
+void listCommands(const Command& cmd, const std::string& prefix,
+                  std::vector<std::pair<std::string, std::string>>& out) {
   for (const auto& c : cmd.children) {
     std::string path = prefix.empty() ? c.name : prefix + " " + c.name;
     if (c.run) out.emplace_back(path, c.summary);
@@ -26,21 +27,28 @@ void listCommands(const Command& cmd, const std::string& prefix, std::vector<std
   }
 }
 
-std::string usageFor(const std::vector<const Command*>& path, const FlagSet& local, const FlagSet& global) {
+std::string usageFor(const std::vector<const Command*>& path, const FlagSet& local,
+                     const FlagSet& global) {
   const Command& cmd = *path.back();
   std::string full;
   for (std::size_t i = 1; i < path.size(); ++i) full += (full.empty() ? "" : " ") + path[i]->name;
   std::ostringstream os;
-  os << "NAME:\n\t" << (full.empty() ? std::string(kProgram) : full) << " - " << cmd.summary << "\n\n";
+  os << "NAME:\n\t" << (full.empty() ? std::string(kProgram) : full) << " - " << cmd.summary
+     << "\n\n";
   os << "USAGE:\n\t" << kProgram << " "
-     << (cmd.usage.empty() ? full + (cmd.children.empty() ? "" : " <subcommand>") : cmd.usage) << " [flags]\n\n";
+     << (cmd.usage.empty() ? full + (cmd.children.empty() ? "" : " <subcommand>") : cmd.usage)
+     << " [flags]\n\n";
   if (!cmd.description.empty()) os << "DESCRIPTION:\n" << cmd.description << "\n\n";
   if (!cmd.children.empty()) {
     std::vector<std::pair<std::string, std::string>> list;
     listCommands(cmd, path.size() > 1 ? full : std::string(), list);
     os << "COMMANDS:\n";
     for (const auto& [name, summary] : list) {
-      os << "\t" << name << (name.size() < 8 ? "\t\t\t" : name.size() < 16 ? "\t\t" : "\t") << summary << "\n";
+      os << "\t" << name
+         << (name.size() < 8    ? "\t\t\t"
+             : name.size() < 16 ? "\t\t"
+                                : "\t")
+         << summary << "\n";
     }
     os << "\n";
   }
@@ -71,9 +79,14 @@ std::unexpected<CommandError> commandError(const Error& error) {
   return commandError(exitcode::kError, error.message);
 }
 
-Context::Context(GlobalOptions global, const FlagSet& flags, std::vector<std::string> args, std::ostream& out,
-                 std::ostream& err, std::istream& in)
-    : global_(std::move(global)), flags_(flags), args_(std::move(args)), out_(out), err_(err), in_(in) {}
+Context::Context(GlobalOptions global, const FlagSet& flags, std::vector<std::string> args,
+                 std::ostream& out, std::ostream& err, std::istream& in)
+    : global_(std::move(global)),
+      flags_(flags),
+      args_(std::move(args)),
+      out_(out),
+      err_(err),
+      in_(in) {}
 
 Context::~Context() = default;
 
@@ -86,7 +99,8 @@ std::expected<etcd::Client*, CommandError> Context::client() {
   return client_.get();
 }
 
-int runCli(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err, std::istream& in) {
+int runCli(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err,
+           std::istream& in) {
   static const Command root = rootCommand();
   FlagSet global;
   defineGlobalFlags(global);
@@ -123,7 +137,8 @@ int runCli(const std::vector<std::string>& argv, std::ostream& out, std::ostream
 
   FlagSet local;
   if (cmd.flags) cmd.flags(local);
-  local.boolean("help", 'h', false, "help for " + (cmd.name.empty() ? std::string(kProgram) : cmd.name));
+  local.boolean("help", 'h', false,
+                "help for " + (cmd.name.empty() ? std::string(kProgram) : cmd.name));
   if (path.size() == 1) local.boolean("version", 0, false, "print the version and exit");
 
   auto positional = parseArgs(rest, {&local, &global});

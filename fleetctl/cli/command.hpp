@@ -58,8 +58,8 @@ struct GlobalOptions {
 // that never talk to etcd (help, snapshot status, ...) never dial.
 class Context {
  public:
-  Context(GlobalOptions global, const FlagSet& flags, std::vector<std::string> args, std::ostream& out,
-          std::ostream& err, std::istream& in);
+  Context(GlobalOptions global, const FlagSet& flags, std::vector<std::string> args,
+          std::ostream& out, std::ostream& err, std::istream& in);
   ~Context();
 
   GlobalOptions& global() { return global_; }
@@ -97,6 +97,7 @@ struct Command {
 Command rootCommand();
 
 // Parses argv, dispatches, prints errors; returns the process exit code.
-int runCli(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err, std::istream& in);
+int runCli(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err,
+           std::istream& in);
 
 }  // namespace etcdagent::fleet

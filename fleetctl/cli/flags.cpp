@@ -11,8 +11,10 @@ namespace {
 Result<bool> parseBool(std::string_view v) {
   // strconv.ParseBool
   if (v == "1" || v == "t" || v == "T" || v == "true" || v == "TRUE" || v == "True") return true;
-  if (v == "0" || v == "f" || v == "F" || v == "false" || v == "FALSE" || v == "False") return false;
-  return fail(Errc::kInvalidArgument, "strconv.ParseBool: parsing \"" + std::string(v) + "\": invalid syntax");
+  if (v == "0" || v == "f" || v == "F" || v == "false" || v == "FALSE" || v == "False")
+    return false;
+  return fail(Errc::kInvalidArgument,
+              "strconv.ParseBool: parsing \"" + std::string(v) + "\": invalid syntax");
 }
 
 template <class T>
@@ -75,7 +77,8 @@ FlagSet& FlagSet::floating(std::string name, char s, double def, std::string usa
 FlagSet& FlagSet::duration(std::string name, char s, std::string def, std::string usage) {
   return add({std::move(name), s, FlagType::kDuration, std::move(def), std::move(usage)});
 }
-FlagSet& FlagSet::stringSlice(std::string name, char s, std::vector<std::string> def, std::string usage) {
+FlagSet& FlagSet::stringSlice(std::string name, char s, std::vector<std::string> def,
+                              std::string usage) {
   Flag f{std::move(name), s, FlagType::kStringSlice, joinSlice(def), std::move(usage)};
   f.values = std::move(def);
   return add(std::move(f));
@@ -104,8 +107,8 @@ Result<void> FlagSet::set(std::string_view name, std::string_view value) {
   Flag* f = find(name);
   if (f == nullptr) return fail(Errc::kInvalidArgument, "unknown flag: --" + std::string(name));
   auto invalid = [&](const Error& e) {
-    return fail(Errc::kInvalidArgument, "invalid argument \"" + std::string(value) + "\" for \"--" + f->name +
-                                            "\" flag: " + e.message);
+    return fail(Errc::kInvalidArgument, "invalid argument \"" + std::string(value) + "\" for \"--" +
+                                            f->name + "\" flag: " + e.message);
   };
   switch (f->type) {
     case FlagType::kBool: {
@@ -130,7 +133,8 @@ Result<void> FlagSet::set(std::string_view name, std::string_view value) {
       char* end = nullptr;
       std::string v(value);
       std::strtod(v.c_str(), &end);
-      if (v.empty() || end != v.c_str() + v.size()) return invalid(Error{Errc::kInvalidArgument, "invalid number"});
+      if (v.empty() || end != v.c_str() + v.size())
+        return invalid(Error{Errc::kInvalidArgument, "invalid number"});
       f->value = v;
       break;
     }
@@ -194,10 +198,12 @@ std::string FlagSet::usageText() const {
   for (const auto& f : flags_) {
     if (!f.hidden) sorted.push_back(&f);
   }
-  std::sort(sorted.begin(), sorted.end(), [](const Flag* a, const Flag* b) { return a->name < b->name; });
+  std::sort(sorted.begin(), sorted.end(),
+            [](const Flag* a, const Flag* b) { return a->name < b->name; });
   std::ostringstream os;
   for (const Flag* f : sorted) {
-    std::string left = f->shorthand ? std::string("  -") + f->shorthand + ", --" : std::string("      --");
+    std::string left =
+        f->shorthand ? std::string("  -") + f->shorthand + ", --" : std::string("      --");
     left += f->name;
     switch (f->type) {
       case FlagType::kBool: left += "[=" + f->default_value + "]"; break;
@@ -214,7 +220,8 @@ std::string FlagSet::usageText() const {
   return os.str();
 }
 
-Result<std::vector<std::string>> parseArgs(const std::vector<std::string>& args, const std::vector<FlagSet*>& sets) {
+Result<std::vector<std::string>> parseArgs(const std::vector<std::string>& args,
+                                           const std::vector<FlagSet*>& sets) {
   std::vector<std::string> positional;
   auto findLong = [&](std::string_view name) -> std::pair<FlagSet*, Flag*> {
     for (FlagSet* s : sets) {
@@ -232,7 +239,8 @@ Result<std::vector<std::string>> parseArgs(const std::vector<std::string>& args,
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     if (a == "--") {
-      positional.insert(positional.end(), args.begin() + static_cast<std::ptrdiff_t>(i) + 1, args.end());
+      positional.insert(positional.end(), args.begin() + static_cast<std::ptrdiff_t>(i) + 1,
+                        args.end());
       break;
     }
     if (a.size() > 2 && a.starts_with("--")) {
@@ -262,7 +270,8 @@ Result<std::vector<std::string>> parseArgs(const std::vector<std::string>& args,
         char c = a[k];
         auto [set, flag] = findShort(c);
         if (flag == nullptr) {
-          return fail(Errc::kInvalidArgument, std::string("unknown shorthand flag: '") + c + "' in " + a);
+          return fail(Errc::kInvalidArgument,
+                      std::string("unknown shorthand flag: '") + c + "' in " + a);
         }
         std::string rest = a.substr(k + 1);
         if (rest.starts_with('=')) {
@@ -279,7 +288,8 @@ Result<std::vector<std::string>> parseArgs(const std::vector<std::string>& args,
         } else if (i + 1 < args.size()) {
           value = args[++i];
         } else {
-          return fail(Errc::kInvalidArgument, std::string("flag needs an argument: '") + c + "' in -" + c);
+          return fail(Errc::kInvalidArgument,
+                      std::string("flag needs an argument: '") + c + "' in -" + c);
         }
         if (auto r = set->set(flag->name, value); !r) return fail(r.error());
         break;

@@ -40,7 +40,8 @@ class FlagSet {
   FlagSet& uinteger(std::string name, char shorthand, std::uint64_t def, std::string usage);
   FlagSet& floating(std::string name, char shorthand, double def, std::string usage);
   FlagSet& duration(std::string name, char shorthand, std::string def, std::string usage);
-  FlagSet& stringSlice(std::string name, char shorthand, std::vector<std::string> def, std::string usage);
+  FlagSet& stringSlice(std::string name, char shorthand, std::vector<std::string> def,
+                       std::string usage);
 
   // Typed reads. Values were validated when set, so these cannot fail for a registered flag.
   [[nodiscard]] bool getBool(std::string_view name) const;

@@ -11,45 +11,55 @@
 namespace etcdagent::fleet {
 
 void defineGlobalFlags(FlagSet& f) {
-  f.string("cacert", 0, "", "verify certificates of TLS-enabled secure servers using this CA bundle")
+  f.string("cacert", 0, "",
+           "verify certificates of TLS-enabled secure servers using this CA bundle")
       .string("cert", 0, "", "identify secure client using this TLS certificate file")
-      .duration("command-timeout", 0, "5s", "timeout for short running command (excluding dial timeout)")
+      .duration("command-timeout", 0, "5s",
+                "timeout for short running command (excluding dial timeout)")
       .boolean("debug", 0, false, "enable client-side debug logging")
       .duration("dial-timeout", 0, "2s", "dial timeout for client connections")
-      .string("discovery-srv", 'd', "", "domain name to query for SRV records describing cluster endpoints")
+      .string("discovery-srv", 'd', "",
+              "domain name to query for SRV records describing cluster endpoints")
       .string("discovery-srv-name", 0, "", "service name to query when using DNS discovery")
       .stringSlice("endpoints", 0, {"127.0.0.1:2379"}, "gRPC endpoints")
       .boolean("hex", 0, false, "print byte strings as hex encoded strings")
-      .boolean("insecure-discovery", 0, true, "accept insecure SRV records describing cluster endpoints")
+      .boolean("insecure-discovery", 0, true,
+               "accept insecure SRV records describing cluster endpoints")
       .boolean("insecure-skip-tls-verify", 0, false,
-               "skip server certificate verification (CAUTION: this option should be enabled only for testing "
+               "skip server certificate verification (CAUTION: this option should be enabled only "
+               "for testing "
                "purposes)")
       .boolean("insecure-transport", 0, true, "disable transport security for client connections")
       .duration("keepalive-time", 0, "2s", "keepalive time for client connections")
       .duration("keepalive-timeout", 0, "6s", "keepalive timeout for client connections")
       .string("key", 0, "", "identify secure client using this TLS key file")
       .string("password", 0, "",
-              "password for authentication (if this option is used, --user option shouldn't include password)")
-      .string("user", 0, "", "username[:password] for authentication (prompt if password is not supplied)")
+              "password for authentication (if this option is used, --user option shouldn't "
+              "include password)")
+      .string("user", 0, "",
+              "username[:password] for authentication (prompt if password is not supplied)")
       .string("write-out", 'w', "simple", "set the output format (fields, json, simple, table)");
 }
 
-Result<std::vector<std::string>> applyEnvironment(FlagSet& flags,
-                                                  const std::function<const char*(const char*)>& getenv) {
+Result<std::vector<std::string>> applyEnvironment(
+    FlagSet& flags, const std::function<const char*(const char*)>& getenv) {
   std::vector<std::string> warnings;
   for (const auto& flag : flags.flags()) {
     std::string suffix;
-    for (char c : flag.name) suffix += c == '-' ? '_' : static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    for (char c : flag.name)
+      suffix += c == '-' ? '_' : static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
     for (const std::string prefix : {"ETCD_FLEET_", "ETCDCTL_"}) {
       const std::string var = prefix + suffix;
       const char* value = getenv(var.c_str());
       if (value == nullptr) continue;
       if (flag.changed) {
-        warnings.push_back("recognized environment variable " + var + ", but unused: shadowed by corresponding flag");
+        warnings.push_back("recognized environment variable " + var +
+                           ", but unused: shadowed by corresponding flag");
         break;
       }
       if (auto r = flags.set(flag.name, value); !r) {
-        return fail(Errc::kInvalidArgument, "environment variable " + var + ": " + r.error().message);
+        return fail(Errc::kInvalidArgument,
+                    "environment variable " + var + ": " + r.error().message);
       }
       break;
     }
@@ -57,7 +67,8 @@ Result<std::vector<std::string>> applyEnvironment(FlagSet& flags,
   return warnings;
 }
 
-Result<GlobalOptions> globalOptions(const FlagSet& f, const std::function<Result<std::string>()>& prompt) {
+Result<GlobalOptions> globalOptions(const FlagSet& f,
+                                    const std::function<Result<std::string>()>& prompt) {
   GlobalOptions g;
   auto format = parseOutputFormat(f.getString("write-out"));
   if (!format) return fail(format.error());
@@ -87,7 +98,8 @@ Result<GlobalOptions> globalOptions(const FlagSet& f, const std::function<Result
     auto colon = user.find(':');
     if (colon != std::string::npos) {
       if (!password.empty()) {
-        return fail(Errc::kInvalidArgument, "--password must not be given when --user includes a password");
+        return fail(Errc::kInvalidArgument,
+                    "--password must not be given when --user includes a password");
       }
       c.user = user.substr(0, colon);
       c.password = user.substr(colon + 1);
@@ -111,10 +123,12 @@ Result<std::string> promptPassword() {
   UniqueFd tty(::open("/dev/tty", O_RDWR | O_CLOEXEC | O_NOCTTY));
   if (!tty.valid()) {
     return fail(Errc::kInvalidArgument,
-                "a password is needed and there is no terminal to ask on; pass --user NAME:PASSWORD or --password");
+                "a password is needed and there is no terminal to ask on; pass --user "
+                "NAME:PASSWORD or --password");
   }
   const char prompt[] = "Password: ";
-  if (::write(tty.get(), prompt, sizeof prompt - 1) < 0) return fail(Errc::kIo, "cannot write to the terminal");
+  if (::write(tty.get(), prompt, sizeof prompt - 1) < 0)
+    return fail(Errc::kIo, "cannot write to the terminal");
   termios old{};
   bool restore = ::tcgetattr(tty.get(), &old) == 0;
   if (restore) {

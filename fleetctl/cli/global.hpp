@@ -14,11 +14,12 @@ void defineGlobalFlags(FlagSet& flags);
 // Fills unset global flags from the environment: ETCD_FLEET_<FLAG> first, then etcdctl's
 // ETCDCTL_<FLAG> (FLAG upper-cased, '-' -> '_'), so an etcdctl set-up works unchanged.
 // `getenv` is injected for tests. Returns warnings to print (e.g. a variable shadowed by a flag).
-Result<std::vector<std::string>> applyEnvironment(FlagSet& flags,
-                                                  const std::function<const char*(const char*)>& getenv);
+Result<std::vector<std::string>> applyEnvironment(
+    FlagSet& flags, const std::function<const char*(const char*)>& getenv);
 
 // Reads the global flags into options. `prompt` asks for a password when --user has none.
-Result<GlobalOptions> globalOptions(const FlagSet& flags, const std::function<Result<std::string>()>& prompt);
+Result<GlobalOptions> globalOptions(const FlagSet& flags,
+                                    const std::function<Result<std::string>()>& prompt);
 
 // Reads a password from the terminal without echo.
 Result<std::string> promptPassword();

@@ -2,6 +2,8 @@
 
 namespace etcdagent::fleet {
 
-std::vector<Command> authCommands() { return {}; }
+std::vector<Command> authCommands() {
+  return {};
+}
 
 }  // namespace etcdagent::fleet

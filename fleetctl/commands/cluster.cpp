@@ -2,6 +2,8 @@
 
 namespace etcdagent::fleet {
 
-std::vector<Command> clusterCommands() { return {}; }
+std::vector<Command> clusterCommands() {
+  return {};
+}
 
 }  // namespace etcdagent::fleet

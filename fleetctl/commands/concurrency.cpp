@@ -2,6 +2,8 @@
 
 namespace etcdagent::fleet {
 
-std::vector<Command> concurrencyCommands() { return {}; }
+std::vector<Command> concurrencyCommands() {
+  return {};
+}
 
 }  // namespace etcdagent::fleet

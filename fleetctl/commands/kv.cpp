@@ -1,14 +1,14 @@
 // put, get, del — etcdctl's KV commands, over KV.Put / KV.Range / KV.DeleteRange.
 
+#include "fleetctl/output/kv.hpp"
+
 #include <cctype>
 #include <iterator>
 
 #include "common/encoding.hpp"
-
 #include "etcd/etcdserverpb/rpc.grpc.pb.h"
 #include "fleetctl/commands/commands.hpp"
 #include "fleetctl/commands/util.hpp"
-#include "fleetctl/output/kv.hpp"
 
 namespace etcdagent::fleet {
 
@@ -35,10 +35,16 @@ CommandResult runPut(Context& ctx) {
   const auto& f = ctx.flags();
   const auto& args = ctx.args();
   const bool ignoreValue = f.getBool("ignore-value");
-  if (args.empty()) return badArgs("put command needs 1 argument and input from stdin or 2 arguments");
-  if (ignoreValue && args.size() > 1) return badArgs("put command needs only 1 argument when 'ignore-value' is set");
-  if (args.size() > 2) return badArgs("put command needs 1 argument and input from stdin or 2 arguments");
-  if (auto r = requireFormat(ctx, {OutputFormat::kSimple, OutputFormat::kJson, OutputFormat::kFields}); !r) return r;
+  if (args.empty())
+    return badArgs("put command needs 1 argument and input from stdin or 2 arguments");
+  if (ignoreValue && args.size() > 1)
+    return badArgs("put command needs only 1 argument when 'ignore-value' is set");
+  if (args.size() > 2)
+    return badArgs("put command needs 1 argument and input from stdin or 2 arguments");
+  if (auto r =
+          requireFormat(ctx, {OutputFormat::kSimple, OutputFormat::kJson, OutputFormat::kFields});
+      !r)
+    return r;
 
   etcdserverpb::PutRequest req;
   req.set_key(args[0]);
@@ -87,13 +93,19 @@ CommandResult runGet(Context& ctx) {
   const auto& args = ctx.args();
   const bool prefix = f.getBool("prefix");
   const bool fromKey = f.getBool("from-key");
-  if (args.empty()) return badArgs("get command needs one argument as key and an optional argument as range_end");
-  if (prefix && fromKey) return badArgs("`--prefix` and `--from-key` cannot be set at the same time, choose one");
+  if (args.empty())
+    return badArgs("get command needs one argument as key and an optional argument as range_end");
+  if (prefix && fromKey)
+    return badArgs("`--prefix` and `--from-key` cannot be set at the same time, choose one");
   if (f.getBool("keys-only") && f.getBool("count-only")) {
     return badArgs("`--keys-only` and `--count-only` cannot be set at the same time, choose one");
   }
-  if (args.size() > 2) return badArgs("get command needs one argument as key and an optional argument as range_end");
-  if (auto r = requireFormat(ctx, {OutputFormat::kSimple, OutputFormat::kJson, OutputFormat::kFields}); !r) return r;
+  if (args.size() > 2)
+    return badArgs("get command needs one argument as key and an optional argument as range_end");
+  if (auto r =
+          requireFormat(ctx, {OutputFormat::kSimple, OutputFormat::kJson, OutputFormat::kFields});
+      !r)
+    return r;
 
   etcdserverpb::RangeRequest req;
   const std::string consistency = f.getString("consistency");
@@ -105,7 +117,8 @@ CommandResult runGet(Context& ctx) {
   std::string key = args[0];
   if (args.size() > 1) {
     if (prefix || fromKey) {
-      return badArgs("too many arguments, only accept one argument when `--prefix` or `--from-key` is set.");
+      return badArgs(
+          "too many arguments, only accept one argument when `--prefix` or `--from-key` is set.");
     }
     req.set_range_end(args[1]);
   }
@@ -157,14 +170,19 @@ CommandResult runDel(Context& ctx) {
   if (args.empty() || args.size() > 2) {
     return badArgs("del command needs one argument as key and an optional argument as range_end");
   }
-  if (prefix && fromKey) return badArgs("`--prefix` and `--from-key` cannot be set at the same time, choose one");
-  if (auto r = requireFormat(ctx, {OutputFormat::kSimple, OutputFormat::kJson, OutputFormat::kFields}); !r) return r;
+  if (prefix && fromKey)
+    return badArgs("`--prefix` and `--from-key` cannot be set at the same time, choose one");
+  if (auto r =
+          requireFormat(ctx, {OutputFormat::kSimple, OutputFormat::kJson, OutputFormat::kFields});
+      !r)
+    return r;
 
   etcdserverpb::DeleteRangeRequest req;
   std::string key = args[0];
   if (args.size() > 1) {
     if (prefix || fromKey) {
-      return badArgs("too many arguments, only accept one argument when `--prefix` or `--from-key` is set.");
+      return badArgs(
+          "too many arguments, only accept one argument when `--prefix` or `--from-key` is set.");
     }
     req.set_range_end(args[1]);
   }
@@ -203,14 +221,17 @@ std::vector<Command> kvCommands() {
                      "\tInsert '--' for workaround:\n\n"
                      "\t$ put <key> -- <value>\n"
                      "\t$ put -- <key> <value>\n\n"
-                     "\tIf <value> isn't given as a command line argument and '--ignore-value' is not specified,\n"
+                     "\tIf <value> isn't given as a command line argument and '--ignore-value' is "
+                     "not specified,\n"
                      "\tthis command tries to read the value from standard input.\n\n"
-                     "\tIf <lease> isn't given as a command line argument and '--ignore-lease' is not specified,\n"
+                     "\tIf <lease> isn't given as a command line argument and '--ignore-lease' is "
+                     "not specified,\n"
                      "\tthis command tries to read the value from standard input.",
       .flags =
           [](FlagSet& f) {
             f.string("lease", 0, "0", "lease ID (in hexadecimal) to attach to the key")
-                .boolean("prev-kv", 0, false, "return the previous key-value pair before modification")
+                .boolean("prev-kv", 0, false,
+                         "return the previous key-value pair before modification")
                 .boolean("ignore-value", 0, false, "updates the key using its current value")
                 .boolean("ignore-lease", 0, false, "updates the key using its current lease");
           },
@@ -227,12 +248,14 @@ std::vector<Command> kvCommands() {
                 .string("sort-by", 0, "", "Sort target; CREATE, KEY, MODIFY, VALUE, or VERSION")
                 .integer("limit", 0, 0, "Maximum number of results")
                 .boolean("prefix", 0, false, "Get keys with matching prefix")
-                .boolean("from-key", 0, false,
-                         "Get keys that are greater than or equal to the given key using byte compare")
+                .boolean(
+                    "from-key", 0, false,
+                    "Get keys that are greater than or equal to the given key using byte compare")
                 .integer("rev", 0, 0, "Specify the kv revision")
                 .boolean("keys-only", 0, false, "Get only the keys")
                 .boolean("count-only", 0, false, "Get only the count")
-                .boolean("print-value-only", 0, false, "Only write values when using the \"simple\" output format");
+                .boolean("print-value-only", 0, false,
+                         "Only write values when using the \"simple\" output format");
           },
       .run = runGet,
   });
@@ -245,7 +268,8 @@ std::vector<Command> kvCommands() {
             f.boolean("prefix", 0, false, "delete keys with matching prefix")
                 .boolean("prev-kv", 0, false, "return deleted key-value pairs")
                 .boolean("from-key", 0, false,
-                         "delete keys that are greater than or equal to the given key using byte compare");
+                         "delete keys that are greater than or equal to the given key using byte "
+                         "compare");
           },
       .run = runDel,
   });

@@ -2,6 +2,8 @@
 
 namespace etcdagent::fleet {
 
-std::vector<Command> leaseCommands() { return {}; }
+std::vector<Command> leaseCommands() {
+  return {};
+}
 
 }  // namespace etcdagent::fleet

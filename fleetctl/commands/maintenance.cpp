@@ -2,6 +2,8 @@
 
 namespace etcdagent::fleet {
 
-std::vector<Command> maintenanceCommands() { return {}; }
+std::vector<Command> maintenanceCommands() {
+  return {};
+}
 
 }  // namespace etcdagent::fleet

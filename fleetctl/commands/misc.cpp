@@ -10,11 +10,10 @@ std::vector<Command> miscCommands() {
       .name = "version",
       .usage = "version",
       .summary = "Prints the version of etcd-fleet",
-      .run =
-          [](Context& ctx) -> CommandResult {
-            ctx.out() << "etcd-fleet version: " << kVersion << "\nAPI version: 3.4\n";
-            return {};
-          },
+      .run = [](Context& ctx) -> CommandResult {
+        ctx.out() << "etcd-fleet version: " << kVersion << "\nAPI version: 3.4\n";
+        return {};
+      },
   }};
 }
 

@@ -2,6 +2,8 @@
 
 namespace etcdagent::fleet {
 
-std::vector<Command> watchCommands() { return {}; }
+std::vector<Command> watchCommands() {
+  return {};
+}
 
 }  // namespace etcdagent::fleet

@@ -9,8 +9,8 @@ Result<OutputFormat> parseOutputFormat(std::string_view name) {
   if (name == "json") return OutputFormat::kJson;
   if (name == "table") return OutputFormat::kTable;
   if (name == "fields") return OutputFormat::kFields;
-  return fail(Errc::kInvalidArgument,
-              "unknown output format \"" + std::string(name) + "\" (use simple, json, table or fields)");
+  return fail(Errc::kInvalidArgument, "unknown output format \"" + std::string(name) +
+                                          "\" (use simple, json, table or fields)");
 }
 
 std::string_view formatName(OutputFormat f) {
@@ -23,6 +23,8 @@ std::string_view formatName(OutputFormat f) {
   return "simple";
 }
 
-std::string Output::bytes(std::string_view b) const { return hex ? hexEscape(b) : std::string(b); }
+std::string Output::bytes(std::string_view b) const {
+  return hex ? hexEscape(b) : std::string(b);
+}
 
 }  // namespace etcdagent::fleet

@@ -105,7 +105,8 @@ std::string toGoJson(const Message& m) {
       if (oneof->field(0) != f) continue;
       const FieldDescriptor* set = r->GetOneofFieldDescriptor(m, oneof);
       if (set == nullptr) continue;
-      emit(goCamelCase(oneof->name()), "{\"" + goCamelCase(set->name()) + "\":" + value(m, *r, *set) + "}");
+      emit(goCamelCase(oneof->name()),
+           "{\"" + goCamelCase(set->name()) + "\":" + value(m, *r, *set) + "}");
       continue;
     }
     if (isEmpty(m, *r, *f)) continue;
@@ -121,11 +122,17 @@ JsonObject& JsonObject::raw(std::string_view key, std::string_view json) {
   body_ += json;
   return *this;
 }
-JsonObject& JsonObject::str(std::string_view key, std::string_view value) { return raw(key, jsonQuote(value)); }
-JsonObject& JsonObject::num(std::string_view key, long long value) { return raw(key, std::to_string(value)); }
+JsonObject& JsonObject::str(std::string_view key, std::string_view value) {
+  return raw(key, jsonQuote(value));
+}
+JsonObject& JsonObject::num(std::string_view key, long long value) {
+  return raw(key, std::to_string(value));
+}
 JsonObject& JsonObject::unum(std::string_view key, unsigned long long value) {
   return raw(key, std::to_string(value));
 }
-JsonObject& JsonObject::boolean(std::string_view key, bool value) { return raw(key, value ? "true" : "false"); }
+JsonObject& JsonObject::boolean(std::string_view key, bool value) {
+  return raw(key, value ? "true" : "false");
+}
 
 }  // namespace etcdagent::fleet

@@ -16,7 +16,8 @@ std::string Table::render() const {
   std::vector<std::size_t> width(header_.size(), 0);
   for (std::size_t i = 0; i < header_.size(); ++i) width[i] = displayWidth(header_[i]);
   for (const auto& row : rows_) {
-    for (std::size_t i = 0; i < row.size() && i < width.size(); ++i) width[i] = std::max(width[i], displayWidth(row[i]));
+    for (std::size_t i = 0; i < row.size() && i < width.size(); ++i)
+      width[i] = std::max(width[i], displayWidth(row[i]));
   }
   std::string border = "+";
   for (auto w : width) border += std::string(w + 2, '-') + "+";

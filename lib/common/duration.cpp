@@ -22,7 +22,9 @@ constexpr std::array kUnits = {
     Unit{"h", 3'600'000'000'000},
 };
 
-bool isDigit(char c) { return c >= '0' && c <= '9'; }
+bool isDigit(char c) {
+  return c >= '0' && c <= '9';
+}
 
 }  // namespace
 
@@ -65,7 +67,8 @@ Result<Duration> parseDuration(std::string_view text) {
     // unit: the longest unit name that matches
     const Unit* unit = nullptr;
     for (const auto& u : kUnits) {
-      if (s.starts_with(u.name) && (unit == nullptr || u.name.size() > unit->name.size())) unit = &u;
+      if (s.starts_with(u.name) && (unit == nullptr || u.name.size() > unit->name.size()))
+        unit = &u;
     }
     if (unit == nullptr) return bad();
     s.remove_prefix(unit->name.size());
@@ -99,7 +102,8 @@ std::string formatDuration(Duration d) {
   std::int64_t ns = d.count();
   if (ns == 0) return "0s";
   std::string sign = ns < 0 ? "-" : "";
-  std::uint64_t u = ns < 0 ? static_cast<std::uint64_t>(-(ns + 1)) + 1 : static_cast<std::uint64_t>(ns);
+  std::uint64_t u =
+      ns < 0 ? static_cast<std::uint64_t>(-(ns + 1)) + 1 : static_cast<std::uint64_t>(ns);
   if (u < 1'000'000'000) {
     if (u < 1'000) return sign + std::to_string(u) + "ns";
     if (u < 1'000'000) return sign + fraction(u, 3) + "µs";

@@ -6,7 +6,8 @@
 namespace etcdagent {
 namespace {
 
-constexpr std::string_view kB64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+constexpr std::string_view kB64 =
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 constexpr std::string_view kHex = "0123456789abcdef";
 
 int hexValue(char c) {
@@ -82,7 +83,8 @@ std::string base64Encode(std::string_view bytes) {
 Result<std::string> base64Decode(std::string_view text) {
   std::array<int, 256> table{};
   table.fill(-1);
-  for (std::size_t i = 0; i < kB64.size(); ++i) table[static_cast<unsigned char>(kB64[i])] = static_cast<int>(i);
+  for (std::size_t i = 0; i < kB64.size(); ++i)
+    table[static_cast<unsigned char>(kB64[i])] = static_cast<int>(i);
   std::string out;
   std::uint32_t acc = 0;
   int bits = 0;
@@ -143,7 +145,8 @@ Result<std::string> hexDecode(std::string_view text) {
   for (std::size_t i = 0; i < digits.size(); i += 2) {
     int hi = hexValue(digits[i]);
     int lo = hexValue(digits[i + 1]);
-    if (hi < 0 || lo < 0) return fail(Errc::kInvalidArgument, "invalid hex string \"" + std::string(text) + "\"");
+    if (hi < 0 || lo < 0)
+      return fail(Errc::kInvalidArgument, "invalid hex string \"" + std::string(text) + "\"");
     out += static_cast<char>(hi * 16 + lo);
   }
   return out;
@@ -193,7 +196,9 @@ std::string goQuote(std::string_view s) {
 }
 
 Result<std::string> goUnquote(std::string_view s) {
-  auto bad = [&] { return fail(Errc::kInvalidArgument, "invalid quoted string " + std::string(s)); };
+  auto bad = [&] {
+    return fail(Errc::kInvalidArgument, "invalid quoted string " + std::string(s));
+  };
   if (s.size() < 2 || s.front() != '"' || s.back() != '"') return bad();
   s = s.substr(1, s.size() - 2);
   std::string out;

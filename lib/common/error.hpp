@@ -10,19 +10,19 @@
 namespace etcdagent {
 
 enum class Errc {
-  kInvalidArgument,    // bad input from the user (flags, config, arguments)
-  kUnavailable,        // an endpoint could not be reached
-  kDeadlineExceeded,   // the operation did not finish in time
-  kPermissionDenied,   // authenticated, but not allowed
-  kUnauthenticated,    // wrong or missing credentials
-  kNotFound,           // the thing asked about does not exist
-  kAlreadyExists,      // it exists already
-  kFailedPrecondition, // refused because of the current state (quorum, pending learner, ...)
-  kResourceExhausted,  // request too large, quota exceeded
-  kCancelled,          // interrupted by the user (SIGINT/SIGTERM)
-  kIo,                 // local file or process I/O failed
-  kUnimplemented,      // the server does not know this call
-  kInternal,           // anything else
+  kInvalidArgument,     // bad input from the user (flags, config, arguments)
+  kUnavailable,         // an endpoint could not be reached
+  kDeadlineExceeded,    // the operation did not finish in time
+  kPermissionDenied,    // authenticated, but not allowed
+  kUnauthenticated,     // wrong or missing credentials
+  kNotFound,            // the thing asked about does not exist
+  kAlreadyExists,       // it exists already
+  kFailedPrecondition,  // refused because of the current state (quorum, pending learner, ...)
+  kResourceExhausted,   // request too large, quota exceeded
+  kCancelled,           // interrupted by the user (SIGINT/SIGTERM)
+  kIo,                  // local file or process I/O failed
+  kUnimplemented,       // the server does not know this call
+  kInternal,            // anything else
 };
 
 struct Error {
@@ -32,8 +32,11 @@ struct Error {
   Error() = default;
   Error(Errc c, std::string msg) : code(c), message(std::move(msg)) {}
 
-  // Prefixes the message with context: Error{..,"refused"}.context("put foo") -> "put foo: refused".
-  [[nodiscard]] Error context(const std::string& what) const& { return {code, what + ": " + message}; }
+  // Prefixes the message with context: Error{..,"refused"}.context("put foo") -> "put foo:
+  // refused".
+  [[nodiscard]] Error context(const std::string& what) const& {
+    return {code, what + ": " + message};
+  }
 };
 
 template <class T>
@@ -43,6 +46,8 @@ using Result = std::expected<T, Error>;
 inline std::unexpected<Error> fail(Errc code, std::string message) {
   return std::unexpected(Error{code, std::move(message)});
 }
-inline std::unexpected<Error> fail(Error e) { return std::unexpected(std::move(e)); }
+inline std::unexpected<Error> fail(Error e) {
+  return std::unexpected(std::move(e));
+}
 
 }  // namespace etcdagent

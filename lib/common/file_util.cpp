@@ -10,7 +10,9 @@
 
 namespace etcdagent {
 
-std::string errnoText(int err) { return std::strerror(err); }
+std::string errnoText(int err) {
+  return std::strerror(err);
+}
 
 void UniqueFd::reset(int fd) {
   if (fd_ >= 0) ::close(fd_);
@@ -37,7 +39,8 @@ Result<std::string> readFile(const std::string& path) {
 Result<void> fsyncDirectory(const std::string& dir) {
   UniqueFd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (!fd.valid()) return fail(Errc::kIo, "cannot open directory " + dir + ": " + errnoText(errno));
-  if (::fsync(fd.get()) != 0) return fail(Errc::kIo, "cannot fsync directory " + dir + ": " + errnoText(errno));
+  if (::fsync(fd.get()) != 0)
+    return fail(Errc::kIo, "cannot fsync directory " + dir + ": " + errnoText(errno));
   return {};
 }
 

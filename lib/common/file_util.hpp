@@ -13,7 +13,8 @@ namespace etcdagent {
 Result<std::string> readFile(const std::string& path);
 
 // Atomically replaces `path` with `content` (mode `mode`), durable on return.
-Result<void> writeFileAtomic(const std::string& path, std::string_view content, unsigned mode = 0644);
+Result<void> writeFileAtomic(const std::string& path, std::string_view content,
+                             unsigned mode = 0644);
 
 // fsync()s a directory so a rename inside it survives a crash.
 Result<void> fsyncDirectory(const std::string& dir);

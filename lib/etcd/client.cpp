@@ -27,7 +27,8 @@ bool isExpiredToken(const grpc::Status& s) {
           s.error_message().find("revision of auth store is old") != std::string::npos);
 }
 
-Result<std::shared_ptr<grpc::ChannelCredentials>> makeCredentials(const ClientConfig& cfg, bool tls) {
+Result<std::shared_ptr<grpc::ChannelCredentials>> makeCredentials(const ClientConfig& cfg,
+                                                                  bool tls) {
   if (!tls) return grpc::InsecureChannelCredentials();
   std::string ca;
   std::string cert;
@@ -53,8 +54,9 @@ Result<std::shared_ptr<grpc::ChannelCredentials>> makeCredentials(const ClientCo
     options.set_verify_server_certs(false);
     options.set_check_call_host(false);
     if (!cert.empty()) {
-      options.set_certificate_provider(std::make_shared<grpc::experimental::StaticDataCertificateProvider>(
-          std::vector<grpc::experimental::IdentityKeyCertPair>{{key, cert}}));
+      options.set_certificate_provider(
+          std::make_shared<grpc::experimental::StaticDataCertificateProvider>(
+              std::vector<grpc::experimental::IdentityKeyCertPair>{{key, cert}}));
       options.watch_identity_key_cert_pairs();
     }
     return grpc::experimental::TlsCredentials(options);
@@ -72,7 +74,8 @@ Client::Client(ClientConfig config) : config_(std::move(config)) {}
 Client::~Client() = default;
 
 Result<std::unique_ptr<Client>> Client::create(ClientConfig config) {
-  if (config.endpoints.empty()) return fail(Errc::kInvalidArgument, "no endpoints given (--endpoints)");
+  if (config.endpoints.empty())
+    return fail(Errc::kInvalidArgument, "no endpoints given (--endpoints)");
   std::unique_ptr<Client> client(new Client(std::move(config)));
   bool tls = client->config_.tls.any() || !client->config_.insecure_transport;
   for (const auto& text : client->config_.endpoints) {
@@ -165,8 +168,8 @@ Result<std::size_t> Client::pick(Clock::time_point deadline) {
   bool all_failed = true;
   for (bool f : failed) all_failed = all_failed && f;
   return fail(Errc::kUnavailable,
-              std::string(all_failed ? "cannot connect to " : "no connection to ") + names + " within " +
-                  formatDuration(config_.dial_timeout) + " (--dial-timeout)" +
+              std::string(all_failed ? "cannot connect to " : "no connection to ") + names +
+                  " within " + formatDuration(config_.dial_timeout) + " (--dial-timeout)" +
                   (all_failed ? ": connection refused or host unreachable" : ": no answer") +
                   "; check that etcd runs there and that --endpoints is right");
 }
@@ -195,7 +198,8 @@ Result<void> Client::authenticate(std::size_t slot) {
   etcdserverpb::Auth::Stub stub(channel);
   auto status = stub.Authenticate(&ctx, req, &resp);
   if (!status.ok()) {
-    return fail(errorFor(status, endpoint, config_.command_timeout).context("authenticate as \"" + config_.user + "\""));
+    return fail(errorFor(status, endpoint, config_.command_timeout)
+                    .context("authenticate as \"" + config_.user + "\""));
   }
   std::lock_guard lock(mu_);
   token_ = resp.token();
@@ -220,9 +224,11 @@ Result<void> Client::authorize(grpc::ClientContext& context) {
   return {};
 }
 
-Error Client::errorFor(const grpc::Status& status, const std::string& endpoint, Duration timeout) const {
-  return errorFromStatus(status, CallContext{endpoint, timeout.count() ? timeout : config_.command_timeout,
-                                             config_.user});
+Error Client::errorFor(const grpc::Status& status, const std::string& endpoint,
+                       Duration timeout) const {
+  return errorFromStatus(
+      status,
+      CallContext{endpoint, timeout.count() ? timeout : config_.command_timeout, config_.user});
 }
 
 Result<void> Client::invoke(const Invocation& invocation, const CallOptions& options) {
@@ -267,8 +273,9 @@ Result<void> Client::invoke(const Invocation& invocation, const CallOptions& opt
       }
       continue;
     }
-    if (status.error_code() == grpc::StatusCode::UNAVAILABLE && options.retry == Retry::kRepeatable &&
-        attempts < 2 * endpoints_.size() + 1 && Clock::now() < call_deadline) {
+    if (status.error_code() == grpc::StatusCode::UNAVAILABLE &&
+        options.retry == Retry::kRepeatable && attempts < 2 * endpoints_.size() + 1 &&
+        Clock::now() < call_deadline) {
       std::lock_guard lock(mu_);
       pinned_ = (*slot + 1) % endpoints_.size();
       continue;

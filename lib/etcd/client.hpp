@@ -39,7 +39,9 @@ struct TlsConfig {
   std::string key_file;   // --key
   bool insecure_skip_verify = false;
 
-  [[nodiscard]] bool any() const { return !ca_file.empty() || !cert_file.empty() || !key_file.empty(); }
+  [[nodiscard]] bool any() const {
+    return !ca_file.empty() || !cert_file.empty() || !key_file.empty();
+  }
 };
 
 struct ClientConfig {
@@ -51,7 +53,8 @@ struct ClientConfig {
   std::string user;      // user name (the CLI splits "user:password")
   std::string password;  // empty with a user = no password
   TlsConfig tls;
-  bool insecure_transport = true;  // etcdctl's --insecure-transport: plain text unless TLS is asked for
+  bool insecure_transport =
+      true;  // etcdctl's --insecure-transport: plain text unless TLS is asked for
 };
 
 // Whether a call may be sent again, to the same or another endpoint, after UNAVAILABLE. Reads are;
@@ -123,7 +126,8 @@ class Client {
 
   [[nodiscard]] const ClientConfig& config() const { return config_; }
 
-  using Invocation = std::function<grpc::Status(const std::shared_ptr<grpc::Channel>&, grpc::ClientContext&)>;
+  using Invocation =
+      std::function<grpc::Status(const std::shared_ptr<grpc::Channel>&, grpc::ClientContext&)>;
   // The core of call<>: deadline, endpoint choice, token, retry and error mapping.
   Result<void> invoke(const Invocation& invocation, const CallOptions& options);
 

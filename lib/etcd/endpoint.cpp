@@ -22,8 +22,9 @@ Result<Endpoint> parseEndpoint(std::string_view text) {
   ep.original = std::string(text);
   std::string_view rest = text;
   auto bad = [&](const std::string& why) {
-    return fail(Errc::kInvalidArgument, "invalid endpoint \"" + std::string(text) + "\": " + why +
-                                            " (expected HOST:PORT, http://HOST:PORT or https://HOST:PORT)");
+    return fail(Errc::kInvalidArgument,
+                "invalid endpoint \"" + std::string(text) + "\": " + why +
+                    " (expected HOST:PORT, http://HOST:PORT or https://HOST:PORT)");
   };
   if (rest.empty()) return bad("empty");
   if (rest.starts_with("unix://") || rest.starts_with("unixs://")) {

@@ -28,12 +28,14 @@ Error errorFromStatus(const grpc::Status& status, const CallContext& ctx) {
   std::string hint;
   switch (status.error_code()) {
     case grpc::StatusCode::UNAVAILABLE:
-      hint = "endpoint " + ep + " is unavailable; check that etcd runs there and that --endpoints is right";
+      hint = "endpoint " + ep +
+             " is unavailable; check that etcd runs there and that --endpoints is right";
       break;
     case grpc::StatusCode::DEADLINE_EXCEEDED:
-      hint = "no answer from " + ep + " within " + formatDuration(ctx.timeout) +
-             "; the cluster may have lost quorum or be overloaded (see `endpoint status`), or raise "
-             "--command-timeout";
+      hint =
+          "no answer from " + ep + " within " + formatDuration(ctx.timeout) +
+          "; the cluster may have lost quorum or be overloaded (see `endpoint status`), or raise "
+          "--command-timeout";
       break;
     case grpc::StatusCode::PERMISSION_DENIED:
       hint = ctx.user.empty()
@@ -46,7 +48,8 @@ Error errorFromStatus(const grpc::Status& status, const CallContext& ctx) {
       break;
     case grpc::StatusCode::INVALID_ARGUMENT:
       if (msg.find("request is too large") != std::string::npos) {
-        hint = "at " + ep + "; etcd accepts requests up to --max-request-bytes (1.5 MiB by default)";
+        hint =
+            "at " + ep + "; etcd accepts requests up to --max-request-bytes (1.5 MiB by default)";
       } else if (msg.find("user name is empty") != std::string::npos ||
                  msg.find("authentication failed") != std::string::npos) {
         hint = "at " + ep + "; check --user and --password";
@@ -63,8 +66,7 @@ Error errorFromStatus(const grpc::Status& status, const CallContext& ctx) {
     case grpc::StatusCode::UNIMPLEMENTED:
       hint = "at " + ep + "; this etcd version does not support the call";
       break;
-    default:
-      hint = "at " + ep;
+    default: hint = "at " + ep;
   }
   return Error{errcFromGrpc(status.error_code()), msg + " (" + hint + ")"};
 }

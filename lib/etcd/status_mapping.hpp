@@ -14,8 +14,8 @@ namespace etcdagent::etcd {
 
 struct CallContext {
   std::string_view endpoint;
-  Duration timeout{};      // the deadline the call had
-  std::string_view user;   // empty when not authenticated
+  Duration timeout{};     // the deadline the call had
+  std::string_view user;  // empty when not authenticated
 };
 
 Errc errcFromGrpc(grpc::StatusCode code);
