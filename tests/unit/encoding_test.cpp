@@ -1,0 +1,73 @@
+#include "common/encoding.hpp"
+
+#include <gtest/gtest.h>
+
+#include "common/duration.hpp"
+
+namespace etcdagent {
+namespace {
+
+using namespace std::chrono_literals;
+
+TEST(Encoding, Base64RoundTripsEveryPaddingLength) {
+  EXPECT_EQ(base64Encode("foo"), "Zm9v");
+  EXPECT_EQ(base64Encode("fo"), "Zm8=");
+  EXPECT_EQ(base64Encode("f"), "Zg==");
+  EXPECT_EQ(base64Encode(""), "");
+  for (const std::string& s :
+       std::vector<std::string>{"", "a", "ab", "abc", "abcd", std::string("\0\xff\x10", 3)}) {
+    auto back = base64Decode(base64Encode(s));
+    ASSERT_TRUE(back);
+    EXPECT_EQ(*back, s);
+  }
+  EXPECT_FALSE(base64Decode("Zm9v!"));
+}
+
+TEST(Encoding, HexEscapesLikeEtcdctl) {
+  EXPECT_EQ(hexEscape("k1"), "\\x6b\\x31");
+  EXPECT_EQ(hexEncode("k1"), "6b31");
+  EXPECT_EQ(*hexDecode("\\x6b\\x31"), "k1");
+  EXPECT_EQ(*hexDecode("6b31"), "k1");
+  EXPECT_FALSE(hexDecode("6b3"));
+  EXPECT_FALSE(hexDecode("zz"));
+}
+
+TEST(Encoding, GoQuoteMatchesStrconvQuote) {
+  EXPECT_EQ(goQuote("bar"), "\"bar\"");
+  EXPECT_EQ(goQuote("a\"b\\c\n"), "\"a\\\"b\\\\c\\n\"");
+  EXPECT_EQ(goQuote(std::string("\x01\xff", 2)), "\"\\x01\\xff\"");
+  EXPECT_EQ(goQuote("héllo"), "\"héllo\"");
+  EXPECT_EQ(*goUnquote("\"a\\\"b\\x41\\n\""), "a\"bA\n");
+  EXPECT_FALSE(goUnquote("\"unterminated"));
+}
+
+TEST(Encoding, JsonQuoteEscapesLikeGoEncodingJson) {
+  EXPECT_EQ(jsonQuote("a<b>&\"c\"\n"), "\"a\\u003cb\\u003e\\u0026\\\"c\\\"\\n\"");
+  EXPECT_EQ(jsonQuote(std::string("\x01", 1)), "\"\\u0001\"");
+  EXPECT_EQ(jsonQuote("\xff"), "\"\\ufffd\"");
+}
+
+TEST(Duration, ParsesGoDurations) {
+  EXPECT_EQ(*parseDuration("5s"), 5s);
+  EXPECT_EQ(*parseDuration("1m30s"), 90s);
+  EXPECT_EQ(*parseDuration("250ms"), 250ms);
+  EXPECT_EQ(*parseDuration("1.5s"), 1500ms);
+  EXPECT_EQ(*parseDuration("2h"), 2h);
+  EXPECT_EQ(*parseDuration("0"), 0s);
+  EXPECT_FALSE(parseDuration("5"));
+  EXPECT_FALSE(parseDuration("s"));
+  EXPECT_FALSE(parseDuration("5 s"));
+}
+
+TEST(Duration, FormatsLikeGo) {
+  EXPECT_EQ(formatDuration(5s), "5s");
+  EXPECT_EQ(formatDuration(90s), "1m30s");
+  EXPECT_EQ(formatDuration(1500ms), "1.5s");
+  EXPECT_EQ(formatDuration(250ms), "250ms");
+  EXPECT_EQ(formatDuration(2h), "2h0m0s");
+  EXPECT_EQ(formatDuration(0s), "0s");
+  EXPECT_EQ(formatDuration(1500us), "1.5ms");
+}
+
+}  // namespace
+}  // namespace etcdagent
