@@ -1,0 +1,71 @@
+// Failures must be as loud as etcdctl's (same exit codes) and more helpful (endpoint, cause, hint).
+
+#include <gtest/gtest.h>
+
+#include "tests/support/etcd_cluster.hpp"
+
+namespace etcdagent::testing {
+namespace {
+
+TEST(Errors, UnreachableEndpointNamesTheEndpointAndTheTimeout) {
+  const std::string nowhere = "127.0.0.1:" + std::to_string(freePort());
+  auto ours = fleet(nowhere, {"get", "foo", "--dial-timeout", "500ms"});
+  auto theirs =
+      etcdctl(nowhere, {"get", "foo", "--dial-timeout", "500ms", "--command-timeout", "1s"});
+  EXPECT_EQ(ours.exit_code, theirs.exit_code);
+  EXPECT_NE(ours.exit_code, 0);
+  EXPECT_EQ(ours.out, "");
+  EXPECT_EQ(ours.err.rfind("Error: ", 0), 0U) << ours.err;
+  EXPECT_NE(ours.err.find(nowhere), std::string::npos) << ours.err;
+  EXPECT_NE(ours.err.find("500ms"), std::string::npos) << ours.err;
+}
+
+TEST(Errors, FailsOverToTheNextEndpoint) {
+  EtcdCluster cluster;
+  const std::string endpoints =
+      "127.0.0.1:" + std::to_string(freePort()) + "," + cluster.endpoint(0);
+  auto put = fleet(endpoints, {"put", "failover", "ok"});
+  ASSERT_EQ(put.exit_code, 0) << put.err;
+  auto get = fleet(endpoints, {"get", "failover", "--print-value-only"});
+  EXPECT_EQ(get.out, "ok\n");
+}
+
+TEST(Errors, KeyTooLargeIsRefusedLikeEtcdctlWithAHint) {
+  EtcdCluster cluster;
+  const std::string big(1600 * 1024, 'x');
+  auto ours = fleet(cluster.endpoints(), {"put", "big"}, {.input = big});
+  auto theirs = etcdctl(cluster.endpoints(), {"put", "big"}, {.input = big});
+  EXPECT_EQ(ours.exit_code, theirs.exit_code);
+  EXPECT_NE(ours.exit_code, 0);
+  EXPECT_NE(ours.err.find("etcdserver: request is too large"), std::string::npos) << ours.err;
+  EXPECT_NE(ours.err.find("--max-request-bytes"), std::string::npos) << ours.err;
+  EXPECT_EQ(ours.out, "") << "nothing may be printed as success";
+  EXPECT_EQ(etcdctl(cluster.endpoints(), {"get", "big"}).out, "");
+}
+
+TEST(Errors, BadFlagsPrintUsageForThatCommand) {
+  const std::string ep = "127.0.0.1:" + std::to_string(freePort());
+  for (const auto& args :
+       std::vector<std::vector<std::string>>{{"put", "--nope", "k", "v"}, {"get", "-z", "k"}}) {
+    auto ours = fleet(ep, args);
+    auto theirs = etcdctl(ep, args);
+    EXPECT_EQ(ours.exit_code, theirs.exit_code) << args[1];
+    EXPECT_NE(ours.out.find("etcd-fleet " + args[0]), std::string::npos) << ours.out;
+    EXPECT_NE(ours.err.find("Error: unknown"), std::string::npos) << ours.err;
+  }
+}
+
+TEST(Errors, BadDurationFlagIsRejectedBeforeDialing) {
+  auto r = fleet("127.0.0.1:1", {"get", "foo", "--dial-timeout", "soon"});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("--dial-timeout"), std::string::npos) << r.err;
+}
+
+TEST(Errors, UnknownCommandSaysSo) {
+  auto r = fleet("127.0.0.1:1", {"frobnicate"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("unknown command \"frobnicate\""), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace etcdagent::testing
