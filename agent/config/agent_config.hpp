@@ -1,0 +1,72 @@
+#pragma once
+
+// agent.toml -> AgentConfig. Pure: parseAgentConfig() works on a string; loadAgentConfig() is
+// the one function that touches the disk. Every error names the file, line and column and says
+// what is expected, and nothing is started or written when the config is bad.
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/error.hpp"
+
+namespace etcdagent::agent {
+
+inline constexpr std::string_view kDefaultConfigPath = "/etc/etcd-agent/agent.toml";
+
+struct MemberConfig {
+  std::string name;  // default: the host name
+  std::string advertise_host = "127.0.0.1";
+  int client_port = 2379;  // 0 = next free port from 2379
+  int peer_port = 2380;    // 0 = next free port after the client port
+  std::string data_root = "/var/lib/etcd-agent";
+};
+
+struct ClusterConfig {
+  std::string token = "etcd-agent";  // --initial-cluster-token: same token = same cluster
+};
+
+struct AgentSection {
+  std::string api_listen = "127.0.0.1:2378";   // gRPC agent API (loopback only until TLS lands)
+  std::string http_listen = "127.0.0.1:2377";  // discovery endpoint, /metrics, /healthz
+};
+
+struct EtcdSection {
+  std::string binary = "/usr/bin/etcd";
+  std::string auto_compaction_mode = "periodic";  // periodic | revision
+  std::string auto_compaction_retention = "24h";
+  std::uint64_t quota_backend_bytes = 8ULL << 30;
+  std::vector<std::string> extra_flags;  // passed through after validation
+};
+
+struct BootstrapSection {
+  std::string discovery;  // a discovery URL: register there and form the cluster
+  std::string join;       // a client URL of a running cluster: join it as a learner
+};
+
+struct AgentConfig {
+  std::string source;  // the file it came from, for messages
+  MemberConfig member;
+  ClusterConfig cluster;
+  AgentSection agent;
+  EtcdSection etcd;
+  BootstrapSection bootstrap;
+
+  // <data_root>/<name>: data/ (etcd's data dir) and state.json live here.
+  [[nodiscard]] std::string memberDir() const { return member.data_root + "/" + member.name; }
+  [[nodiscard]] std::string dataDir() const { return memberDir() + "/data"; }
+  [[nodiscard]] std::string statePath() const { return memberDir() + "/state.json"; }
+};
+
+// Parses and validates. `source` names the text in messages; `hostname` is the default name.
+Result<AgentConfig> parseAgentConfig(std::string_view text, std::string_view source,
+                                     std::string_view hostname);
+
+// Reads `path` and parses it; a missing file is an error that says so.
+Result<AgentConfig> loadAgentConfig(const std::string& path);
+
+// The flags etcd-agent generates itself; extra_flags may not set them.
+bool isManagedEtcdFlag(std::string_view flag);
+
+}  // namespace etcdagent::agent

@@ -1,0 +1,117 @@
+#include "agent/supervisor/etcd_flags.hpp"
+
+#include <arpa/inet.h>
+
+namespace etcdagent::agent {
+namespace {
+
+std::string urlHost(const std::string& host) {
+  in6_addr a6{};
+  return inet_pton(AF_INET6, host.c_str(), &a6) == 1 ? "[" + host + "]" : host;
+}
+
+bool isLoopback(const std::string& host) {
+  in_addr a4{};
+  if (inet_pton(AF_INET, host.c_str(), &a4) == 1) return (ntohl(a4.s_addr) >> 24) == 127;
+  return host == "localhost" || host == "::1";
+}
+
+}  // namespace
+
+MemberUrls memberUrls(const AgentConfig& config, int client_port, int peer_port) {
+  const std::string host = urlHost(config.member.advertise_host);
+  MemberUrls urls;
+  urls.client = "http://" + host + ":" + std::to_string(client_port);
+  urls.peer = "http://" + host + ":" + std::to_string(peer_port);
+  urls.listen_client = {urls.client};
+  // Local tools (etcdctl, health checks) keep working on 127.0.0.1 when the member advertises a
+  // routable address.
+  if (!isLoopback(config.member.advertise_host)) {
+    urls.listen_client.push_back("http://127.0.0.1:" + std::to_string(client_port));
+  }
+  return urls;
+}
+
+Result<std::vector<std::string>> etcdCommandLine(const AgentConfig& config,
+                                                 const v1::MemberState& state) {
+  const v1::Plan& plan = state.plan();
+  if (plan.client_port() == 0 || plan.peer_port() == 0) {
+    return fail(Errc::kInvalidArgument, "the plan has no client/peer port");
+  }
+  if (!plan.member_name().empty() && plan.member_name() != config.member.name) {
+    return fail(Errc::kInvalidArgument, "the plan is for member \"" + plan.member_name() +
+                                            "\" but this agent runs \"" + config.member.name +
+                                            "\"");
+  }
+  const auto urls =
+      memberUrls(config, static_cast<int>(plan.client_port()), static_cast<int>(plan.peer_port()));
+  std::string listen_client;
+  for (const auto& u : urls.listen_client) listen_client += (listen_client.empty() ? "" : ",") + u;
+
+  std::vector<std::string> argv = {
+      config.etcd.binary,
+      "--name=" + config.member.name,
+      "--data-dir=" + config.dataDir(),
+      "--listen-client-urls=" + listen_client,
+      "--advertise-client-urls=" + urls.client,
+      "--listen-peer-urls=" + urls.peer,
+      "--initial-advertise-peer-urls=" + urls.peer,
+  };
+
+  auto mode = plan.mode();
+  if (state.started_once() && mode != v1::PLAN_MODE_DISCOVERY) mode = v1::PLAN_MODE_EXISTING;
+  const std::string token =
+      plan.cluster_token().empty() ? config.cluster.token : plan.cluster_token();
+  switch (mode) {
+    case v1::PLAN_MODE_NEW:
+    case v1::PLAN_MODE_EXISTING:
+    case v1::PLAN_MODE_LEARNER:
+      if (plan.initial_cluster().empty()) {
+        return fail(Errc::kInvalidArgument, "the plan has no initial cluster");
+      }
+      argv.push_back("--initial-cluster=" + plan.initial_cluster());
+      argv.push_back(std::string("--initial-cluster-state=") +
+                     (mode == v1::PLAN_MODE_NEW ? "new" : "existing"));
+      argv.push_back("--initial-cluster-token=" + token);
+      break;
+    case v1::PLAN_MODE_DISCOVERY:
+      if (plan.discovery_url().empty()) {
+        return fail(Errc::kInvalidArgument, "the plan has no discovery URL");
+      }
+      // With the default "proxy", a member that finds the cluster full would become a proxy.
+      argv.push_back("--discovery=" + plan.discovery_url());
+      argv.push_back("--discovery-fallback=exit");
+      argv.push_back("--initial-cluster-token=" + token);
+      break;
+    default: return fail(Errc::kInvalidArgument, "the plan has no mode");
+  }
+
+  argv.push_back("--auto-compaction-mode=" + config.etcd.auto_compaction_mode);
+  argv.push_back("--auto-compaction-retention=" + config.etcd.auto_compaction_retention);
+  argv.push_back("--quota-backend-bytes=" + std::to_string(config.etcd.quota_backend_bytes));
+  argv.push_back("--strict-reconfig-check=true");
+  argv.push_back("--logger=zap");
+  argv.push_back("--log-outputs=stderr");
+  for (const auto& f : config.etcd.extra_flags) argv.push_back(f);
+  return argv;
+}
+
+std::string shellJoin(const std::vector<std::string>& argv) {
+  std::string out;
+  for (const auto& a : argv) {
+    if (!out.empty()) out += ' ';
+    bool plain = !a.empty() && a.find_first_not_of(
+                                   "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                   "0123456789-_./=:,@+%") == std::string::npos;
+    if (plain) {
+      out += a;
+      continue;
+    }
+    out += '\'';
+    for (char c : a) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    out += '\'';
+  }
+  return out;
+}
+
+}  // namespace etcdagent::agent

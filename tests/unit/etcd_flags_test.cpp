@@ -1,0 +1,120 @@
+// Golden command lines for every plan mode.
+
+#include "agent/supervisor/etcd_flags.hpp"
+
+#include <gtest/gtest.h>
+
+namespace etcdagent::agent {
+namespace {
+
+AgentConfig config(std::string advertise = "127.0.0.11") {
+  auto cfg =
+      parseAgentConfig("[member]\nname = \"m1\"\nadvertise_host = \"" + advertise +
+                           "\"\ndata_root = \"/var/lib/etcd-agent\"\n[cluster]\ntoken = \"t1\"\n",
+                       "agent.toml", "host");
+  EXPECT_TRUE(cfg);
+  return *cfg;
+}
+
+v1::MemberState state(v1::PlanMode mode, bool started_once = false) {
+  v1::MemberState s;
+  s.set_version(1);
+  auto* p = s.mutable_plan();
+  p->set_mode(mode);
+  p->set_cluster_token("t1");
+  p->set_member_name("m1");
+  p->set_client_port(2379);
+  p->set_peer_port(2380);
+  p->set_initial_cluster("m1=http://127.0.0.11:2380,m2=http://127.0.0.12:2380");
+  if (mode == v1::PLAN_MODE_DISCOVERY) p->set_discovery_url("http://127.0.0.11:2377/abc");
+  s.set_started_once(started_once);
+  return s;
+}
+
+const std::string kCommon =
+    "/usr/bin/etcd --name=m1 --data-dir=/var/lib/etcd-agent/m1/data "
+    "--listen-client-urls=http://127.0.0.11:2379 --advertise-client-urls=http://127.0.0.11:2379 "
+    "--listen-peer-urls=http://127.0.0.11:2380 "
+    "--initial-advertise-peer-urls=http://127.0.0.11:2380 ";
+const std::string kTail =
+    " --auto-compaction-mode=periodic --auto-compaction-retention=24h "
+    "--quota-backend-bytes=8589934592 --strict-reconfig-check=true --logger=zap "
+    "--log-outputs=stderr";
+
+TEST(EtcdFlags, NewClusterPlan) {
+  auto argv = etcdCommandLine(config(), state(v1::PLAN_MODE_NEW));
+  ASSERT_TRUE(argv) << argv.error().message;
+  EXPECT_EQ(shellJoin(*argv),
+            kCommon +
+                "--initial-cluster=m1=http://127.0.0.11:2380,m2=http://127.0.0.12:2380 "
+                "--initial-cluster-state=new --initial-cluster-token=t1" +
+                kTail);
+}
+
+TEST(EtcdFlags, ARestartedNewMemberComesBackAsExisting) {
+  auto argv = etcdCommandLine(config(), state(v1::PLAN_MODE_NEW, true));
+  ASSERT_TRUE(argv);
+  EXPECT_NE(shellJoin(*argv).find("--initial-cluster-state=existing"), std::string::npos);
+  EXPECT_EQ(shellJoin(*argv).find("--initial-cluster-state=new"), std::string::npos);
+}
+
+TEST(EtcdFlags, LearnerAndExistingPlansStartExisting) {
+  for (auto mode : {v1::PLAN_MODE_LEARNER, v1::PLAN_MODE_EXISTING}) {
+    auto argv = etcdCommandLine(config(), state(mode));
+    ASSERT_TRUE(argv);
+    EXPECT_EQ(shellJoin(*argv),
+              kCommon +
+                  "--initial-cluster=m1=http://127.0.0.11:2380,m2=http://127.0.0.12:2380 "
+                  "--initial-cluster-state=existing --initial-cluster-token=t1" +
+                  kTail);
+  }
+}
+
+TEST(EtcdFlags, DiscoveryPlanNeverFallsBackToProxy) {
+  auto argv = etcdCommandLine(config(), state(v1::PLAN_MODE_DISCOVERY));
+  ASSERT_TRUE(argv);
+  EXPECT_EQ(shellJoin(*argv),
+            kCommon +
+                "--discovery=http://127.0.0.11:2377/abc --discovery-fallback=exit "
+                "--initial-cluster-token=t1" +
+                kTail);
+}
+
+TEST(EtcdFlags, NonLoopbackAdvertiseAlsoListensOnLoopback) {
+  auto cfg = config("db1.example.com");
+  auto argv = etcdCommandLine(cfg, state(v1::PLAN_MODE_NEW));
+  ASSERT_TRUE(argv);
+  EXPECT_NE(shellJoin(*argv).find(
+                "--listen-client-urls=http://db1.example.com:2379,http://127.0.0.1:2379 "),
+            std::string::npos);
+  EXPECT_NE(shellJoin(*argv).find("--advertise-client-urls=http://db1.example.com:2379 "),
+            std::string::npos);
+}
+
+TEST(EtcdFlags, ExtraFlagsComeLastAndIpv6IsBracketed) {
+  auto cfg = config("::1");
+  cfg.etcd.extra_flags = {"--snapshot-count=5000"};
+  auto argv = etcdCommandLine(cfg, state(v1::PLAN_MODE_NEW));
+  ASSERT_TRUE(argv);
+  EXPECT_EQ(argv->back(), "--snapshot-count=5000");
+  EXPECT_NE(shellJoin(*argv).find("http://[::1]:2379"), std::string::npos);
+}
+
+TEST(EtcdFlags, RefusesAPlanForAnotherMemberOrWithoutPorts) {
+  auto s = state(v1::PLAN_MODE_NEW);
+  s.mutable_plan()->set_member_name("m2");
+  auto wrong = etcdCommandLine(config(), s);
+  ASSERT_FALSE(wrong);
+  EXPECT_NE(wrong.error().message.find("\"m2\""), std::string::npos);
+  auto noport = state(v1::PLAN_MODE_NEW);
+  noport.mutable_plan()->set_client_port(0);
+  EXPECT_FALSE(etcdCommandLine(config(), noport));
+  EXPECT_FALSE(etcdCommandLine(config(), state(v1::PLAN_MODE_UNSPECIFIED)));
+}
+
+TEST(EtcdFlags, ShellJoinQuotesOnlyWhatNeedsIt) {
+  EXPECT_EQ(shellJoin({"a", "b c", "it's"}), "a 'b c' 'it'\\''s'");
+}
+
+}  // namespace
+}  // namespace etcdagent::agent
