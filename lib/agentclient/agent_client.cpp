@@ -1,0 +1,113 @@
+#include "agentclient/agent_client.hpp"
+
+#include <grpcpp/create_channel.h>
+#include <grpcpp/support/channel_arguments.h>
+
+#include "etcd/endpoint.hpp"
+
+namespace etcdagent {
+
+std::string agentAddress(const std::string& host, int default_port) {
+  // A bare IPv6 address has colons too: only [v6]:port or name:port count as having a port.
+  bool has_port = host.starts_with('[')
+                      ? host.find("]:") != std::string::npos
+                      : host.find(':') != std::string::npos && host.find(':') == host.rfind(':');
+  return has_port ? host : host + ":" + std::to_string(default_port);
+}
+
+AgentClient::AgentClient(std::string address, std::shared_ptr<grpc::Channel> channel,
+                         Duration timeout)
+    : address_(std::move(address)), channel_(std::move(channel)), timeout_(timeout) {}
+
+Result<AgentClient> AgentClient::connect(const std::string& address, Duration timeout) {
+  auto ep = etcd::parseEndpoint(agentAddress(address));
+  if (!ep) return fail(Errc::kInvalidArgument, "agent address " + ep.error().message);
+  return AgentClient(ep->original,
+                     grpc::CreateChannel(ep->target, grpc::InsecureChannelCredentials()), timeout);
+}
+
+template <class Req, class Resp, class Fn>
+Result<Resp> AgentClient::call(const char* what, const Req& req, Fn fn, Duration timeout) const {
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + timeout);
+  ctx.set_wait_for_ready(false);
+  Resp resp;
+  v1::Agent::Stub stub(channel_);
+  grpc::Status s = (stub.*fn)(&ctx, req, &resp);
+  if (s.ok()) return resp;
+  std::string msg = "agent " + address_ + ": " + what + ": ";
+  switch (s.error_code()) {
+    case grpc::StatusCode::UNAVAILABLE:
+      return fail(Errc::kUnavailable,
+                  msg + "unreachable (" + s.error_message() +
+                      "); check that etcd-agent runs there (systemctl status etcd-agent)");
+    case grpc::StatusCode::DEADLINE_EXCEEDED:
+      return fail(Errc::kDeadlineExceeded, msg + "no answer within " + formatDuration(timeout));
+    case grpc::StatusCode::FAILED_PRECONDITION:
+      return fail(Errc::kFailedPrecondition, msg + s.error_message());
+    case grpc::StatusCode::INVALID_ARGUMENT:
+      return fail(Errc::kInvalidArgument, msg + s.error_message());
+    case grpc::StatusCode::PERMISSION_DENIED:
+      return fail(Errc::kPermissionDenied, msg + s.error_message());
+    default: return fail(Errc::kInternal, msg + s.error_message());
+  }
+}
+
+Result<v1::AgentStatus> AgentClient::status() const {
+  return call<v1::GetStatusRequest, v1::AgentStatus>("status", {}, &v1::Agent::Stub::GetStatus,
+                                                     timeout_);
+}
+
+Result<v1::PreflightResponse> AgentClient::preflight(const std::string& cluster_token) const {
+  v1::PreflightRequest req;
+  req.set_cluster_token(cluster_token);
+  return call<v1::PreflightRequest, v1::PreflightResponse>("preflight", req,
+                                                           &v1::Agent::Stub::Preflight, timeout_);
+}
+
+Result<v1::AgentStatus> AgentClient::applyPlan(const v1::Plan& plan) const {
+  v1::ApplyPlanRequest req;
+  *req.mutable_plan() = plan;
+  auto r = call<v1::ApplyPlanRequest, v1::ApplyPlanResponse>(
+      "apply plan", req, &v1::Agent::Stub::ApplyPlan,
+      std::max<Duration>(timeout_, std::chrono::seconds(35)));
+  if (!r) return fail(r.error());
+  return r->status();
+}
+
+Result<v1::AgentStatus> AgentClient::stopMember() const {
+  auto r = call<v1::StopMemberRequest, v1::StopMemberResponse>(
+      "stop member", {}, &v1::Agent::Stub::StopMember,
+      std::max<Duration>(timeout_, std::chrono::seconds(65)));
+  if (!r) return fail(r.error());
+  return r->status();
+}
+
+Result<v1::AgentStatus> AgentClient::startMember() const {
+  auto r = call<v1::StartMemberRequest, v1::StartMemberResponse>(
+      "start member", {}, &v1::Agent::Stub::StartMember,
+      std::max<Duration>(timeout_, std::chrono::seconds(35)));
+  if (!r) return fail(r.error());
+  return r->status();
+}
+
+Result<v1::AgentStatus> AgentClient::removeMember() const {
+  v1::RemoveMemberRequest req;
+  req.set_confirm_removed_from_cluster(true);
+  auto r = call<v1::RemoveMemberRequest, v1::RemoveMemberResponse>(
+      "remove member", req, &v1::Agent::Stub::RemoveMember,
+      std::max<Duration>(timeout_, std::chrono::seconds(65)));
+  if (!r) return fail(r.error());
+  return r->status();
+}
+
+Result<std::string> AgentClient::setAutostart(bool enabled) const {
+  v1::SetAutostartRequest req;
+  req.set_enabled(enabled);
+  auto r = call<v1::SetAutostartRequest, v1::SetAutostartResponse>(
+      "set autostart", req, &v1::Agent::Stub::SetAutostart, timeout_);
+  if (!r) return fail(r.error());
+  return r->autostart();
+}
+
+}  // namespace etcdagent

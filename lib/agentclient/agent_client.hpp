@@ -1,0 +1,49 @@
+#pragma once
+
+// A client for one etcd-agent's gRPC API (etcdagent.v1.Agent). Every call has a deadline and
+// every error names the agent ("agent 127.0.0.11:2378: ...").
+
+#include <grpcpp/channel.h>
+
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include "common/duration.hpp"
+#include "common/error.hpp"
+#include "etcdagent/v1/agent.grpc.pb.h"
+
+namespace etcdagent {
+
+inline constexpr int kDefaultAgentPort = 2378;
+
+class AgentClient {
+ public:
+  // `address` is HOST or HOST:PORT (default port 2378).
+  static Result<AgentClient> connect(const std::string& address,
+                                     Duration timeout = std::chrono::seconds(10));
+
+  [[nodiscard]] const std::string& address() const { return address_; }
+
+  Result<v1::AgentStatus> status() const;
+  Result<v1::PreflightResponse> preflight(const std::string& cluster_token) const;
+  Result<v1::AgentStatus> applyPlan(const v1::Plan& plan) const;
+  Result<v1::AgentStatus> stopMember() const;
+  Result<v1::AgentStatus> startMember() const;
+  Result<v1::AgentStatus> removeMember() const;
+  Result<std::string> setAutostart(bool enabled) const;
+
+ private:
+  AgentClient(std::string address, std::shared_ptr<grpc::Channel> channel, Duration timeout);
+  template <class Req, class Resp, class Fn>
+  Result<Resp> call(const char* what, const Req& req, Fn fn, Duration timeout) const;
+
+  std::string address_;
+  std::shared_ptr<grpc::Channel> channel_;
+  Duration timeout_;
+};
+
+// "127.0.0.11" -> "127.0.0.11:2378"; "h:1234" stays.
+std::string agentAddress(const std::string& host, int default_port = kDefaultAgentPort);
+
+}  // namespace etcdagent

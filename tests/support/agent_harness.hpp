@@ -1,0 +1,65 @@
+#pragma once
+
+// A real etcd-agent for integration tests: its config in a temp dir, free loopback ports, its
+// log in a file, stopped by PID.
+
+#include <functional>
+#include <string>
+
+#include "agentclient/agent_client.hpp"
+#include "tests/support/process.hpp"
+
+namespace etcdagent::testing {
+
+struct AgentOptions {
+  std::string name = "m1";
+  std::string host = "127.0.0.1";
+  std::string token = "test-cluster";
+  std::string extra_config;  // appended to agent.toml
+};
+
+class AgentHarness {
+ public:
+  AgentHarness(const std::string& dir, AgentOptions options);
+  ~AgentHarness();
+
+  void start();
+  void kill9();
+  RunResult stop();  // SIGTERM, bounded wait
+  [[nodiscard]] bool running() { return process_.running(); }
+
+  [[nodiscard]] const AgentClient& client() const { return client_; }
+  [[nodiscard]] const std::string& configPath() const { return config_path_; }
+  [[nodiscard]] const std::string& dataRoot() const { return data_root_; }
+  [[nodiscard]] const std::string& logPath() const { return log_path_; }
+  [[nodiscard]] std::string clientEndpoint() const {
+    return options_.host + ":" + std::to_string(client_port_);
+  }
+  [[nodiscard]] std::string peerUrl() const {
+    return "http://" + options_.host + ":" + std::to_string(peer_port_);
+  }
+  [[nodiscard]] const AgentOptions& options() const { return options_; }
+  [[nodiscard]] int clientPort() const { return client_port_; }
+  [[nodiscard]] int peerPort() const { return peer_port_; }
+
+  // A single-member (or given) static plan for this agent.
+  [[nodiscard]] v1::Plan plan(v1::PlanMode mode, const std::string& initial_cluster = "") const;
+
+  // Polls GetStatus (every 100 ms, at most `timeout`) until `done` holds; returns the last status.
+  v1::AgentStatus waitFor(const std::function<bool(const v1::AgentStatus&)>& done,
+                          std::chrono::milliseconds timeout = std::chrono::seconds(30));
+
+ private:
+  AgentOptions options_;
+  std::string dir_;
+  std::string config_path_;
+  std::string data_root_;
+  std::string log_path_;
+  int client_port_;
+  int peer_port_;
+  int api_port_;
+  Child process_;
+  AgentClient client_;
+};
+
+}  // namespace etcdagent::testing
