@@ -16,5 +16,6 @@ std::vector<Command> clusterCommands();      // member ..., endpoint ..., move-l
 std::vector<Command> maintenanceCommands();  // defrag, alarm ..., snapshot ..., check perf
 std::vector<Command> authCommands();         // auth ..., user ..., role ...
 std::vector<Command> miscCommands();         // version
+std::vector<Command> agentCommands();        // agent status, autostart ...
 
 }  // namespace etcdagent::fleet

@@ -1,7 +1,7 @@
 // version
 
 #include "fleetctl/commands/commands.hpp"
-#include "fleetctl/version.hpp"
+#include "common/version.hpp"
 
 namespace etcdagent::fleet {
 

@@ -1,0 +1,99 @@
+#include "agent/supervisor/health.hpp"
+
+#include <boost/asio/post.hpp>
+
+#include "etcd/etcdserverpb/rpc.grpc.pb.h"
+
+namespace etcdagent::agent {
+namespace {
+
+using namespace std::chrono_literals;
+using etcdserverpb::Cluster;
+using etcdserverpb::KV;
+using etcdserverpb::Maintenance;
+
+MemberHealth check(etcd::Client& client) {
+  MemberHealth h;
+  auto status = client.call<&Maintenance::Stub::Status>({}, {etcd::Retry::kRepeatable});
+  if (!status) {
+    h.error = status.error().message;
+    return h;
+  }
+  h.member_id = status->header().member_id();
+  h.cluster_id = status->header().cluster_id();
+  h.is_leader = status->leader() == status->header().member_id();
+  h.is_learner = status->islearner();
+  h.version = status->version();
+  h.raft_term = status->raftterm();
+  h.raft_index = status->raftindex();
+  h.revision = status->header().revision();
+  h.db_size = status->dbsize();
+  h.db_size_in_use = status->dbsizeinuse();
+
+  etcdserverpb::RangeRequest read;
+  read.set_key("health");
+  read.set_count_only(true);
+  auto range = client.call<&KV::Stub::Range>(read, {etcd::Retry::kRepeatable});
+  if (!range && range.error().code != Errc::kPermissionDenied) {
+    // A learner refuses linearizable reads ("rpc not supported for learner"): its Status is the
+    // best a learner can say about itself.
+    if (!h.is_learner) {
+      h.error = range.error().message;
+      return h;
+    }
+  }
+  auto members = client.call<&Cluster::Stub::MemberList>({}, {etcd::Retry::kRepeatable});
+  if (members) {
+    for (const auto& m : members->members()) {
+      if (m.islearner()) {
+        ++h.learners;
+      } else {
+        ++h.voting_members;
+      }
+    }
+  }
+  h.healthy = true;
+  return h;
+}
+
+}  // namespace
+
+HealthProber::HealthProber(boost::asio::io_context& io, std::string endpoint) : io_(io) {
+  etcd::ClientConfig cfg;
+  cfg.endpoints = {std::move(endpoint)};
+  cfg.dial_timeout = 1s;
+  cfg.command_timeout = 2s;
+  auto c = etcd::Client::create(cfg);
+  if (c) {
+    client_ = std::move(*c);
+  } else {
+    create_error_ = c.error().message;
+  }
+}
+
+HealthProber::~HealthProber() {
+  alive_.reset();
+  worker_.join();
+}
+
+void HealthProber::probe(std::function<void(MemberHealth)> done) {
+  if (busy_) return;
+  if (!client_) {
+    MemberHealth h;
+    h.error = create_error_;
+    done(h);
+    return;
+  }
+  busy_ = true;
+  std::weak_ptr<int> alive = alive_;
+  boost::asio::post(worker_, [this, alive, done = std::move(done)]() mutable {
+    MemberHealth h = check(*client_);
+    boost::asio::post(io_, [this, alive, h = std::move(h), done = std::move(done)]() {
+      if (alive.expired()) return;
+      busy_ = false;
+      done(h);
+    });
+  });
+}
+
+}  // namespace etcdagent::agent
