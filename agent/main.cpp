@@ -14,6 +14,8 @@
 
 #include "agent/bootstrap/state_store.hpp"
 #include "agent/config/agent_config.hpp"
+#include "agent/http/http_server.hpp"
+#include "agent/http/status_endpoints.hpp"
 #include "agent/service/agent_service.hpp"
 #include "agent/supervisor/etcd_flags.hpp"
 #include "agent/supervisor/supervisor.hpp"
@@ -103,8 +105,17 @@ int run(AgentConfig config) {
     }
     return 1;
   }
+  // HTTP handlers run on the event loop, so they may read the supervisor directly.
+  HttpServer http(io);
+  http.route("/healthz", [&](const HttpRequest&) { return healthz(supervisor.status()); });
+  http.route("/metrics", [&](const HttpRequest&) { return metrics(supervisor.status()); });
+  if (auto r = http.listen(config.agent.http_listen); !r) {
+    // The member does not depend on it: report, and keep supervising.
+    log.agent(LOG_ERR,
+              r.error().message + " (agent.http_listen); /healthz and /metrics are unavailable");
+  }
   log.agent(LOG_INFO, "etcd-agent " + std::string(kVersion) + " serving the agent API on " +
-                          config.agent.api_listen);
+                          config.agent.api_listen + " and HTTP on " + config.agent.http_listen);
   notifier.ready(supervisor.statusLine());
 
   // The watchdog is fed from the event loop: a stuck loop stops feeding it.
@@ -143,6 +154,7 @@ int run(AgentConfig config) {
       supervisor.stop([&] {
         watchdog.cancel();
         signals.cancel();
+        http.close();
         server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
         io.stop();
       });

@@ -45,6 +45,15 @@ TEST(Agent, StartsASingleMemberFromAPlanAndServesIt) {
             std::string::npos)
       << s.status_line();
   ASSERT_EQ(fleet(agent.clientEndpoint(), {"put", "k", "v"}).exit_code, 0);
+
+  // /healthz and /metrics over real HTTP.
+  auto healthz =
+      run({"curl", "-sS", "-w", "%{http_code}", "http://" + agent.httpAddress() + "/healthz"});
+  EXPECT_TRUE(healthz.out.starts_with("ok: member m1 · leader")) << healthz.out << healthz.err;
+  EXPECT_TRUE(healthz.out.ends_with("200")) << healthz.out;
+  auto metrics = run({"curl", "-sS", "http://" + agent.httpAddress() + "/metrics"});
+  EXPECT_NE(metrics.out.find("etcd_agent_member_healthy{member=\"m1\"} 1"), std::string::npos)
+      << metrics.out;
   EXPECT_EQ(fleet(agent.clientEndpoint(), {"get", "k", "--print-value-only"}).out, "v\n");
 
   // The data dir is private, and the plan is on disk.

@@ -27,13 +27,14 @@ AgentHarness::AgentHarness(const std::string& dir, AgentOptions options)
       client_port_(freePort()),
       peer_port_(freePort()),
       api_port_(freePort()),
+      http_port_(freePort()),
       client_(connectOrThrow(options_.host + ":" + std::to_string(api_port_))) {
   std::ofstream cfg(config_path_);
   cfg << "[member]\nname = \"" << options_.name << "\"\nadvertise_host = \"" << options_.host
       << "\"\nclient_port = " << client_port_ << "\npeer_port = " << peer_port_
       << "\ndata_root = \"" << data_root_ << "\"\n[cluster]\ntoken = \"" << options_.token
       << "\"\n[agent]\napi_listen = \"" << options_.host << ":" << api_port_
-      << "\"\nhttp_listen = \"" << options_.host << ":" << freePort()
+      << "\"\nhttp_listen = \"" << options_.host << ":" << http_port_
       << "\"\n[etcd]\nbinary = \"/usr/bin/etcd\"\n"
       << "extra_flags = [\"--heartbeat-interval=50\", \"--election-timeout=500\"]\n"
       << options_.extra_config;

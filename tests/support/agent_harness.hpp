@@ -40,6 +40,9 @@ class AgentHarness {
   }
   [[nodiscard]] const AgentOptions& options() const { return options_; }
   [[nodiscard]] int clientPort() const { return client_port_; }
+  [[nodiscard]] std::string httpAddress() const {
+    return options_.host + ":" + std::to_string(http_port_);
+  }
   [[nodiscard]] int peerPort() const { return peer_port_; }
 
   // A single-member (or given) static plan for this agent.
@@ -58,6 +61,7 @@ class AgentHarness {
   int client_port_;
   int peer_port_;
   int api_port_;
+  int http_port_;
   Child process_;
   AgentClient client_;
 };

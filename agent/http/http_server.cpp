@@ -1,0 +1,159 @@
+#include "agent/http/http_server.hpp"
+
+#include <boost/asio/ip/address.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+
+namespace etcdagent::agent {
+namespace {
+
+namespace beast = boost::beast;
+namespace http = beast::http;
+using tcp = boost::asio::ip::tcp;
+
+// One connection: read a request, answer it, repeat while keep-alive; bounded by a timeout.
+class Session : public std::enable_shared_from_this<Session> {
+ public:
+  Session(tcp::socket socket, const HttpServer& server)
+      : stream_(std::move(socket)), server_(server) {}
+
+  void start() { read(); }
+
+ private:
+  void read() {
+    request_ = {};
+    stream_.expires_after(std::chrono::seconds(300));  // long-polling discovery clients wait
+    http::async_read(stream_, buffer_, request_,
+                     [self = shared_from_this()](beast::error_code ec, std::size_t) {
+                       if (ec) return;
+                       self->respond();
+                     });
+  }
+
+  void respond() {
+    HttpRequest req;
+    req.method = std::string(request_.method_string());
+    req.target = std::string(request_.target());
+    parseTarget(req.target, req.path, req.query);
+    req.body = request_.body();
+    HttpResponse out = server_.handle(req);
+    response_ = {};
+    response_.version(request_.version());
+    response_.result(static_cast<http::status>(out.status));
+    response_.set(http::field::server, "etcd-agent");
+    response_.set(http::field::content_type, out.content_type);
+    for (const auto& [k, v] : out.headers) response_.set(k, v);
+    response_.keep_alive(request_.keep_alive());
+    response_.body() = std::move(out.body);
+    response_.prepare_payload();
+    http::async_write(stream_, response_,
+                      [self = shared_from_this()](beast::error_code ec, std::size_t) {
+                        if (ec || !self->response_.keep_alive()) {
+                          beast::error_code ignored;
+                          self->stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
+                          return;
+                        }
+                        self->read();
+                      });
+  }
+
+  beast::tcp_stream stream_;
+  beast::flat_buffer buffer_;
+  http::request<http::string_body> request_;
+  http::response<http::string_body> response_;
+  const HttpServer& server_;
+};
+
+int hexDigit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+}  // namespace
+
+std::string urlDecode(std::string_view s) {
+  std::string out;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '+') {
+      out += ' ';
+    } else if (s[i] == '%' && i + 2 < s.size() && hexDigit(s[i + 1]) >= 0 &&
+               hexDigit(s[i + 2]) >= 0) {
+      out += static_cast<char>(hexDigit(s[i + 1]) * 16 + hexDigit(s[i + 2]));
+      i += 2;
+    } else {
+      out += s[i];
+    }
+  }
+  return out;
+}
+
+void parseTarget(const std::string& target, std::string& path,
+                 std::map<std::string, std::string>& query) {
+  auto q = target.find('?');
+  path = urlDecode(target.substr(0, q));
+  if (q == std::string::npos) return;
+  std::string_view rest(target);
+  rest.remove_prefix(q + 1);
+  while (!rest.empty()) {
+    auto amp = rest.find('&');
+    auto pair = rest.substr(0, amp);
+    auto eq = pair.find('=');
+    query[urlDecode(pair.substr(0, eq))] =
+        eq == std::string_view::npos ? "" : urlDecode(pair.substr(eq + 1));
+    if (amp == std::string_view::npos) break;
+    rest.remove_prefix(amp + 1);
+  }
+}
+
+Result<void> HttpServer::listen(const std::string& address) {
+  auto colon = address.rfind(':');
+  std::string host = address.substr(0, colon);
+  if (host.starts_with('[') && host.ends_with(']')) host = host.substr(1, host.size() - 2);
+  boost::system::error_code ec;
+  auto ip = boost::asio::ip::make_address(host, ec);
+  if (ec)
+    return fail(Errc::kInvalidArgument, "cannot listen on " + address + ": not an IP address");
+  tcp::endpoint ep(ip, static_cast<unsigned short>(std::stoi(address.substr(colon + 1))));
+  acceptor_.open(ep.protocol(), ec);
+  if (!ec) acceptor_.set_option(boost::asio::socket_base::reuse_address(true), ec);
+  if (!ec) acceptor_.bind(ep, ec);
+  if (!ec) acceptor_.listen(boost::asio::socket_base::max_listen_connections, ec);
+  if (ec) return fail(Errc::kUnavailable, "cannot listen on " + address + ": " + ec.message());
+  accept();
+  return {};
+}
+
+void HttpServer::close() {
+  boost::system::error_code ignored;
+  acceptor_.close(ignored);
+}
+
+unsigned short HttpServer::port() const {
+  boost::system::error_code ec;
+  return acceptor_.local_endpoint(ec).port();
+}
+
+void HttpServer::accept() {
+  acceptor_.async_accept([this](boost::system::error_code ec, tcp::socket socket) {
+    if (ec == boost::asio::error::operation_aborted) return;
+    if (!ec) std::make_shared<Session>(std::move(socket), *this)->start();
+    accept();
+  });
+}
+
+HttpResponse HttpServer::handle(const HttpRequest& request) const {
+  const Handler* best = nullptr;
+  std::size_t best_len = 0;
+  for (const auto& [prefix, handler] : routes_) {
+    if (request.path.starts_with(prefix) && prefix.size() >= best_len) {
+      best = &handler;
+      best_len = prefix.size();
+    }
+  }
+  if (best == nullptr) return {404, "text/plain; charset=utf-8", "not found\n", {}};
+  return (*best)(request);
+}
+
+}  // namespace etcdagent::agent

@@ -1,0 +1,64 @@
+#pragma once
+
+// A small HTTP/1.1 server on the agent's event loop (Boost.Beast): /healthz, /metrics, and later
+// the coordinator's discovery endpoint. Handlers are plain functions from request to response,
+// so they can be unit-tested without sockets.
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/error.hpp"
+
+namespace etcdagent::agent {
+
+struct HttpRequest {
+  std::string method;  // "GET", "PUT", ...
+  std::string target;  // path and query, as sent
+  std::string path;    // without the query
+  std::map<std::string, std::string> query;
+  std::string body;
+};
+
+struct HttpResponse {
+  int status = 200;
+  std::string content_type = "text/plain; charset=utf-8";
+  std::string body;
+  std::vector<std::pair<std::string, std::string>> headers;
+};
+
+// Splits "/a/b?x=1&y=%2F" into path and decoded query parameters.
+void parseTarget(const std::string& target, std::string& path,
+                 std::map<std::string, std::string>& query);
+std::string urlDecode(std::string_view s);
+
+class HttpServer {
+ public:
+  using Handler = std::function<HttpResponse(const HttpRequest&)>;
+
+  explicit HttpServer(boost::asio::io_context& io) : io_(io), acceptor_(io) {}
+
+  // Requests whose path starts with `prefix` go to `handler` (the longest prefix wins).
+  void route(const std::string& prefix, Handler handler) { routes_[prefix] = std::move(handler); }
+
+  // Binds HOST:PORT and starts accepting. Errors name the address.
+  Result<void> listen(const std::string& address);
+  void close();
+  [[nodiscard]] unsigned short port() const;
+
+  // Dispatches one request (also used directly by tests).
+  [[nodiscard]] HttpResponse handle(const HttpRequest& request) const;
+
+ private:
+  void accept();
+
+  boost::asio::io_context& io_;
+  boost::asio::ip::tcp::acceptor acceptor_;
+  std::map<std::string, Handler> routes_;
+};
+
+}  // namespace etcdagent::agent

@@ -1,0 +1,80 @@
+#include "agent/http/status_endpoints.hpp"
+
+#include <sstream>
+
+namespace etcdagent::agent {
+namespace {
+
+constexpr std::pair<v1::MemberPhase, const char*> kPhases[] = {
+    {v1::MEMBER_PHASE_WAITING, "waiting"}, {v1::MEMBER_PHASE_STARTING, "starting"},
+    {v1::MEMBER_PHASE_RUNNING, "running"}, {v1::MEMBER_PHASE_LEARNER, "learner"},
+    {v1::MEMBER_PHASE_STOPPED, "stopped"}, {v1::MEMBER_PHASE_CRASH_LOOPING, "crash_looping"},
+};
+
+// Label values escape backslash, quote and newline.
+std::string label(const std::string& v) {
+  std::string out;
+  for (char c : v) {
+    if (c == '\\' || c == '"') out += '\\';
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
+    out += c;
+  }
+  return out;
+}
+
+}  // namespace
+
+HttpResponse healthz(const v1::AgentStatus& s) {
+  bool ok = false;
+  switch (s.phase()) {
+    case v1::MEMBER_PHASE_WAITING:
+    case v1::MEMBER_PHASE_STOPPED: ok = true; break;
+    case v1::MEMBER_PHASE_RUNNING:
+    case v1::MEMBER_PHASE_LEARNER: ok = s.healthy(); break;
+    default: ok = false;
+  }
+  return {ok ? 200 : 503,
+          "text/plain; charset=utf-8",
+          (ok ? "ok: " : "unhealthy: ") + s.status_line() + "\n",
+          {}};
+}
+
+HttpResponse metrics(const v1::AgentStatus& s) {
+  std::ostringstream o;
+  const std::string m = "member=\"" + label(s.member_name()) + "\"";
+  auto gauge = [&](const char* name, const char* help, const std::string& labels, auto value) {
+    o << "# HELP " << name << ' ' << help << "\n# TYPE " << name << " gauge\n"
+      << name << '{' << labels << "} " << value << '\n';
+  };
+  gauge("etcd_agent_info", "Version of the running etcd-agent and of the etcd it supervises.",
+        m + ",version=\"" + label(s.agent_version()) + "\",etcd_version=\"" +
+            label(s.etcd_version()) + "\"",
+        1);
+  o << "# HELP etcd_agent_member_phase The supervised member's phase (1 for the current one).\n"
+       "# TYPE etcd_agent_member_phase gauge\n";
+  for (const auto& [phase, name] : kPhases) {
+    o << "etcd_agent_member_phase{" << m << ",phase=\"" << name << "\"} "
+      << (s.phase() == phase ? 1 : 0) << '\n';
+  }
+  gauge("etcd_agent_member_healthy", "1 when the member answers Status and a linearizable read.", m,
+        s.healthy() ? 1 : 0);
+  gauge("etcd_agent_member_is_leader", "1 when the member is the raft leader.", m,
+        s.is_leader() ? 1 : 0);
+  o << "# HELP etcd_agent_etcd_restarts_total Times etcd exited unexpectedly and was restarted.\n"
+       "# TYPE etcd_agent_etcd_restarts_total counter\n"
+       "etcd_agent_etcd_restarts_total{"
+    << m << "} " << s.restart_count() << '\n';
+  gauge("etcd_agent_member_revision", "The member's current revision.", m, s.revision());
+  gauge("etcd_agent_member_db_size_bytes", "Size of the member's backend database.", m,
+        s.db_size());
+  gauge("etcd_agent_member_db_size_in_use_bytes", "Bytes of the backend database in use.", m,
+        s.db_size_in_use());
+  gauge("etcd_agent_disk_free_bytes", "Free bytes on the file system of the data directory.", m,
+        s.disk_free_bytes());
+  return {200, "text/plain; version=0.0.4; charset=utf-8", o.str(), {}};
+}
+
+}  // namespace etcdagent::agent

@@ -1,0 +1,64 @@
+#include <gtest/gtest.h>
+
+#include "agent/http/http_server.hpp"
+#include "agent/http/status_endpoints.hpp"
+
+namespace etcdagent::agent {
+namespace {
+
+v1::AgentStatus status(v1::MemberPhase phase, bool healthy) {
+  v1::AgentStatus s;
+  s.set_member_name("m1");
+  s.set_phase(phase);
+  s.set_healthy(healthy);
+  s.set_status_line("member m1 · leader");
+  s.set_restart_count(3);
+  s.set_agent_version("0.1.0");
+  return s;
+}
+
+TEST(Healthz, OkWhenWaitingOrHealthyUnavailableOtherwise) {
+  EXPECT_EQ(healthz(status(v1::MEMBER_PHASE_WAITING, false)).status, 200);
+  EXPECT_EQ(healthz(status(v1::MEMBER_PHASE_RUNNING, true)).status, 200);
+  EXPECT_EQ(healthz(status(v1::MEMBER_PHASE_RUNNING, false)).status, 503);
+  EXPECT_EQ(healthz(status(v1::MEMBER_PHASE_STARTING, false)).status, 503);
+  auto looping = healthz(status(v1::MEMBER_PHASE_CRASH_LOOPING, false));
+  EXPECT_EQ(looping.status, 503);
+  EXPECT_EQ(looping.body, "unhealthy: member m1 · leader\n");
+}
+
+TEST(Metrics, ExposesPhaseHealthAndRestartsInPrometheusFormat) {
+  auto r = metrics(status(v1::MEMBER_PHASE_RUNNING, true));
+  EXPECT_EQ(r.status, 200);
+  EXPECT_NE(r.body.find("etcd_agent_member_phase{member=\"m1\",phase=\"running\"} 1\n"),
+            std::string::npos);
+  EXPECT_NE(r.body.find("etcd_agent_member_phase{member=\"m1\",phase=\"waiting\"} 0\n"),
+            std::string::npos);
+  EXPECT_NE(r.body.find("etcd_agent_member_healthy{member=\"m1\"} 1\n"), std::string::npos);
+  EXPECT_NE(r.body.find("# TYPE etcd_agent_etcd_restarts_total "
+                        "counter\netcd_agent_etcd_restarts_total{member=\"m1\"} 3\n"),
+            std::string::npos);
+}
+
+TEST(HttpServer, RoutesByLongestPrefixAndDecodesQueries) {
+  boost::asio::io_context io;
+  HttpServer server(io);
+  server.route("/", [](const HttpRequest&) { return HttpResponse{200, "text/plain", "root", {}}; });
+  server.route("/healthz", [](const HttpRequest&) {
+    return HttpResponse{200, "text/plain", "healthz", {}};
+  });
+  HttpRequest req;
+  req.target = "/healthz?x=1";
+  parseTarget(req.target, req.path, req.query);
+  EXPECT_EQ(server.handle(req).body, "healthz");
+  req.target = "/tok/abc?wait=true&waitIndex=7&v=a%2Fb+c";
+  req.query.clear();
+  parseTarget(req.target, req.path, req.query);
+  EXPECT_EQ(req.path, "/tok/abc");
+  EXPECT_EQ(req.query["waitIndex"], "7");
+  EXPECT_EQ(req.query["v"], "a/b c");
+  EXPECT_EQ(server.handle(req).body, "root");
+}
+
+}  // namespace
+}  // namespace etcdagent::agent
