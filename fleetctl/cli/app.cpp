@@ -94,6 +94,12 @@ std::expected<etcd::Client*, CommandError> Context::client() {
   if (!client_) {
     auto c = etcd::Client::create(global_.client);
     if (!c) return std::unexpected(CommandError{exitcode::kBadConnection, c.error().message});
+    // etcdctl authenticates while it connects: a wrong password (or no reachable endpoint)
+    // then fails with exit code 2 before the command sends anything.
+    grpc::ClientContext probe;
+    if (auto r = (*c)->authorize(probe); !r) {
+      return std::unexpected(CommandError{exitcode::kBadConnection, r.error().message});
+    }
     client_ = std::move(*c);
   }
   return client_.get();
@@ -172,6 +178,7 @@ int runCli(const std::vector<std::string>& argv, std::ostream& out, std::ostream
   }
 
   Context ctx(std::move(*options), local, std::move(*positional), out, err, in);
+  ctx.setArgv(argv);
   auto result = cmd.run(ctx);
   out.flush();
   if (!result) {

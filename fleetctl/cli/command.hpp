@@ -52,6 +52,9 @@ struct GlobalOptions {
   OutputFormat format = OutputFormat::kSimple;
   bool hex = false;
   bool debug = false;
+  // --command-timeout given (flag or environment): snapshot save then has a deadline, as in
+  // etcdctl.
+  bool command_timeout_set = false;
 };
 
 // Everything a running command needs. The etcd client is created on first use, so commands
@@ -68,6 +71,10 @@ class Context {
   std::ostream& out() { return out_; }
   std::ostream& err() { return err_; }
   std::istream& in() { return in_; }
+  // The whole command line as the program got it (etcdctl's os.Args): `watch` looks for its
+  // "--" separator there, which flag parsing drops.
+  const std::vector<std::string>& argv() const { return argv_; }
+  void setArgv(std::vector<std::string> argv) { argv_ = std::move(argv); }
   Output output() { return Output{out_, err_, global_.format, global_.hex}; }
 
   // The client for --endpoints. Errors are already CommandErrors (exit code 2 for a bad config).
@@ -81,6 +88,7 @@ class Context {
   std::ostream& err_;
   std::istream& in_;
   std::unique_ptr<etcd::Client> client_;
+  std::vector<std::string> argv_;
 };
 
 struct Command {

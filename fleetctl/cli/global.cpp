@@ -79,6 +79,7 @@ Result<GlobalOptions> globalOptions(const FlagSet& f,
   c.endpoints = f.getStringSlice("endpoints");
   c.dial_timeout = f.getDuration("dial-timeout");
   c.command_timeout = f.getDuration("command-timeout");
+  g.command_timeout_set = f.changed("command-timeout");
   c.keepalive_time = f.getDuration("keepalive-time");
   c.keepalive_timeout = f.getDuration("keepalive-timeout");
   c.tls.ca_file = f.getString("cacert");
@@ -95,23 +96,20 @@ Result<GlobalOptions> globalOptions(const FlagSet& f,
   const std::string user = f.getString("user");
   const std::string password = f.getString("password");
   if (!user.empty()) {
+    // etcdctl: with --password the --user value is the whole name (names may contain ':');
+    // otherwise "name:password" is split at the first colon, or the password is asked for.
     auto colon = user.find(':');
-    if (colon != std::string::npos) {
-      if (!password.empty()) {
-        return fail(Errc::kInvalidArgument,
-                    "--password must not be given when --user includes a password");
-      }
+    if (!password.empty()) {
+      c.user = user;
+      c.password = password;
+    } else if (colon != std::string::npos) {
       c.user = user.substr(0, colon);
       c.password = user.substr(colon + 1);
     } else {
       c.user = user;
-      if (f.changed("password")) {
-        c.password = password;
-      } else {
-        auto p = prompt();
-        if (!p) return fail(p.error());
-        c.password = *p;
-      }
+      auto p = prompt();
+      if (!p) return fail(p.error());
+      c.password = *p;
     }
   } else if (!password.empty()) {
     return fail(Errc::kInvalidArgument, "--password needs --user");
@@ -120,14 +118,19 @@ Result<GlobalOptions> globalOptions(const FlagSet& f,
 }
 
 Result<std::string> promptPassword() {
-  UniqueFd tty(::open("/dev/tty", O_RDWR | O_CLOEXEC | O_NOCTTY));
-  if (!tty.valid()) {
+  auto password = readPasswordFromTerminal("Password: ");
+  if (!password && password.error().code == Errc::kUnavailable) {
     return fail(Errc::kInvalidArgument,
                 "a password is needed and there is no terminal to ask on; pass --user "
                 "NAME:PASSWORD or --password");
   }
-  const char prompt[] = "Password: ";
-  if (::write(tty.get(), prompt, sizeof prompt - 1) < 0)
+  return password;
+}
+
+Result<std::string> readPasswordFromTerminal(std::string_view prompt) {
+  UniqueFd tty(::open("/dev/tty", O_RDWR | O_CLOEXEC | O_NOCTTY));
+  if (!tty.valid()) return fail(Errc::kUnavailable, "there is no terminal to ask on");
+  if (::write(tty.get(), prompt.data(), prompt.size()) < 0)
     return fail(Errc::kIo, "cannot write to the terminal");
   termios old{};
   bool restore = ::tcgetattr(tty.get(), &old) == 0;

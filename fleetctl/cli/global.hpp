@@ -4,6 +4,7 @@
 
 #include <functional>
 #include <string>
+#include <string_view>
 
 #include "fleetctl/cli/command.hpp"
 
@@ -23,5 +24,9 @@ Result<GlobalOptions> globalOptions(const FlagSet& flags,
 
 // Reads a password from the terminal without echo.
 Result<std::string> promptPassword();
+
+// Shows `prompt` on the controlling terminal and reads a line there without echo (fails when
+// there is no terminal).
+Result<std::string> readPasswordFromTerminal(std::string_view prompt);
 
 }  // namespace etcdagent::fleet

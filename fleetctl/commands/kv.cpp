@@ -39,8 +39,7 @@ CommandResult runPut(Context& ctx) {
     return badArgs("put command needs 1 argument and input from stdin or 2 arguments");
   if (ignoreValue && args.size() > 1)
     return badArgs("put command needs only 1 argument when 'ignore-value' is set");
-  if (args.size() > 2)
-    return badArgs("put command needs 1 argument and input from stdin or 2 arguments");
+  // Like etcdctl 3.4, words after the value are ignored.
   if (auto r =
           requireFormat(ctx, {OutputFormat::kSimple, OutputFormat::kJson, OutputFormat::kFields});
       !r)

@@ -1,9 +1,136 @@
+// defrag, alarm list|disarm, snapshot ..., check perf — etcdctl's maintenance commands.
+
+#include "fleetctl/output/maintenance.hpp"
+
+#include "etcd/etcdserverpb/rpc.grpc.pb.h"
+#include "fleetctl/commands/check_perf.hpp"
+#include "fleetctl/commands/cluster.hpp"
 #include "fleetctl/commands/commands.hpp"
+#include "fleetctl/commands/snapshot.hpp"
+#include "fleetctl/commands/util.hpp"
 
 namespace etcdagent::fleet {
+namespace {
+
+using etcdserverpb::Maintenance;
+
+CommandResult runDefrag(Context& ctx) {
+  // etcdctl ignores positional arguments and -w here.
+  if (!ctx.flags().getString("data-dir").empty()) {
+    return commandError(exitcode::kBadFeature,
+                        "defrag --data-dir (defragmenting the files of a stopped member) is not "
+                        "supported by etcd-fleet; use etcdctl defrag --data-dir, or defragment the "
+                        "running member through --endpoints");
+  }
+  auto endpoints = endpointsFor(ctx);  // --endpoints, or the members' client URLs (--cluster)
+  if (!endpoints) return std::unexpected(endpoints.error());
+  FLEET_TRY_CLIENT(client, ctx);
+  std::size_t failures = 0;
+  for (const auto& ep : *endpoints) {
+    // Defragment blocks the member while it rewrites its database; etcdctl allows it the
+    // command timeout (--command-timeout, 5 s by default).
+    Result<etcdserverpb::DefragmentResponse> r;
+    if (auto one = client.forEndpoint(ep); one) {
+      r = (*one)->call<&Maintenance::Stub::Defragment>(etcdserverpb::DefragmentRequest{});
+    } else {
+      r = std::unexpected(one.error());
+    }
+    if (r) {
+      ctx.out() << defragDoneLine(ep) << "\n" << std::flush;
+    } else {
+      ctx.err() << defragFailedLine(ep, r.error().message) << "\n" << std::flush;
+      ++failures;
+    }
+  }
+  if (failures != 0) {
+    return commandError(exitcode::kError, "defragmentation failed on " + std::to_string(failures) +
+                                              " of " + std::to_string(endpoints->size()) +
+                                              " endpoint(s) (see above)");
+  }
+  return {};
+}
+
+CommandResult checkAlarmFormat(Context& ctx) {
+  return requireFormat(ctx, {OutputFormat::kSimple, OutputFormat::kJson, OutputFormat::kFields});
+}
+
+Result<etcdserverpb::AlarmResponse> listAlarms(etcd::Client& client) {
+  etcdserverpb::AlarmRequest req;
+  req.set_action(etcdserverpb::AlarmRequest::GET);
+  return client.call<&Maintenance::Stub::Alarm>(req, {etcd::Retry::kRepeatable});
+}
+
+CommandResult runAlarmList(Context& ctx) {
+  if (!ctx.args().empty()) return badArgs("alarm list command accepts no arguments");
+  if (auto r = checkAlarmFormat(ctx); !r) return r;
+  FLEET_TRY_CLIENT(client, ctx);
+  auto resp = listAlarms(client);
+  if (!resp) return commandError(resp.error());
+  printAlarms(ctx.output(), *resp);
+  return {};
+}
+
+CommandResult runAlarmDisarm(Context& ctx) {
+  if (!ctx.args().empty()) return badArgs("alarm disarm command accepts no arguments");
+  if (auto r = checkAlarmFormat(ctx); !r) return r;
+  FLEET_TRY_CLIENT(client, ctx);
+  // clientv3's AlarmDisarm with an empty member: list the alarms, deactivate each, and answer
+  // with the deactivated ones (no header).
+  auto list = listAlarms(client);
+  if (!list) return commandError(list.error());
+  etcdserverpb::AlarmResponse out;
+  for (const auto& a : list->alarms()) {
+    etcdserverpb::AlarmRequest req;
+    req.set_action(etcdserverpb::AlarmRequest::DEACTIVATE);
+    req.set_memberid(a.memberid());
+    req.set_alarm(a.alarm());
+    auto resp = client.call<&Maintenance::Stub::Alarm>(req);
+    if (!resp) {
+      // Those already disarmed are shown, so the operator knows where it stopped.
+      printAlarms(ctx.output(), out);
+      return commandError(resp.error());
+    }
+    for (const auto& d : resp->alarms()) *out.add_alarms() = d;
+  }
+  printAlarms(ctx.output(), out);
+  return {};
+}
+
+}  // namespace
 
 std::vector<Command> maintenanceCommands() {
-  return {};
+  std::vector<Command> out;
+  out.push_back({
+      .name = "defrag",
+      .usage = "defrag",
+      .summary = "Defragments the storage of the etcd members with given endpoints",
+      .flags =
+          [](FlagSet& f) {
+            f.boolean("cluster", 0, false, "use all endpoints from the cluster member list")
+                .string("data-dir", 0, "",
+                        "Optional. If present, defragments a data directory not in use by etcd.");
+          },
+      .run = runDefrag,
+  });
+  out.push_back({
+      .name = "alarm",
+      .usage = "alarm <subcommand>",
+      .summary = "Alarm related commands",
+      .children =
+          {
+              {.name = "disarm",
+               .usage = "alarm disarm",
+               .summary = "Disarms all alarms",
+               .run = runAlarmDisarm},
+              {.name = "list",
+               .usage = "alarm list",
+               .summary = "Lists all alarms",
+               .run = runAlarmList},
+          },
+  });
+  out.push_back(snapshotCommand());
+  out.push_back(checkCommand());
+  return out;
 }
 
 }  // namespace etcdagent::fleet

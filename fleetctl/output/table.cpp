@@ -38,7 +38,8 @@ std::string Table::render() const {
     }
     out += "\n";
   }
-  if (!rows_.empty()) out += border;
+  // tablewriter closes the table even when it has no rows (header, then two borders).
+  out += border;
   return out;
 }
 

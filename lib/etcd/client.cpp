@@ -20,6 +20,13 @@ int toMillis(Duration d) {
   return static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(d).count());
 }
 
+// etcd answers Authenticate with this when auth is disabled; clientv3 then carries on without a
+// token, and so do we.
+bool isAuthNotEnabled(const grpc::Status& s) {
+  return s.error_code() == grpc::StatusCode::FAILED_PRECONDITION &&
+         s.error_message().find("authentication is not enabled") != std::string::npos;
+}
+
 bool isExpiredToken(const grpc::Status& s) {
   return (s.error_code() == grpc::StatusCode::UNAUTHENTICATED &&
           s.error_message().find("invalid auth token") != std::string::npos) ||
@@ -98,6 +105,7 @@ Result<std::unique_ptr<Client>> Client::forEndpoint(const std::string& endpoint)
   if (client) {
     std::lock_guard lock(mu_);
     (*client)->token_ = token_;
+    (*client)->authenticated_ = authenticated_;
   }
   return client;
 }
@@ -197,30 +205,38 @@ Result<void> Client::authenticate(std::size_t slot) {
   }
   etcdserverpb::Auth::Stub stub(channel);
   auto status = stub.Authenticate(&ctx, req, &resp);
-  if (!status.ok()) {
+  if (!status.ok() && !isAuthNotEnabled(status)) {
     return fail(errorFor(status, endpoint, config_.command_timeout)
                     .context("authenticate as \"" + config_.user + "\""));
   }
   std::lock_guard lock(mu_);
-  token_ = resp.token();
+  token_ = resp.token();  // empty when auth is disabled
+  authenticated_ = true;
   return {};
 }
 
+bool Client::usesAuth() const {
+  // clientv3 (and so etcdctl) asks for a token only with both a user name and a password.
+  return !config_.user.empty() && !config_.password.empty();
+}
+
 Result<void> Client::authorize(grpc::ClientContext& context) {
-  if (config_.user.empty()) return {};
+  if (!usesAuth()) return {};
   std::string token;
+  bool authenticated = false;
   {
     std::lock_guard lock(mu_);
     token = token_;
+    authenticated = authenticated_;
   }
-  if (token.empty()) {
+  if (!authenticated) {
     auto slot = pick(Clock::now() + config_.dial_timeout);
     if (!slot) return fail(slot.error());
     if (auto r = authenticate(*slot); !r) return r;
     std::lock_guard lock(mu_);
     token = token_;
   }
-  context.AddMetadata("token", token);
+  if (!token.empty()) context.AddMetadata("token", token);
   return {};
 }
 
@@ -246,11 +262,11 @@ Result<void> Client::invoke(const Invocation& invocation, const CallOptions& opt
       channel = channels_[*slot];
       endpoint = endpoints_[*slot].original;
     }
-    if (!config_.user.empty()) {
+    if (usesAuth()) {
       bool need;
       {
         std::lock_guard lock(mu_);
-        need = token_.empty();
+        need = !authenticated_;
       }
       if (need) {
         if (auto r = authenticate(*slot); !r) return r;
@@ -258,18 +274,19 @@ Result<void> Client::invoke(const Invocation& invocation, const CallOptions& opt
     }
     grpc::ClientContext context;
     context.set_deadline(std::min(call_deadline, Clock::now() + timeout));
-    if (!config_.user.empty()) {
+    {
       std::lock_guard lock(mu_);
-      context.AddMetadata("token", token_);
+      if (!token_.empty()) context.AddMetadata("token", token_);
     }
     ++attempts;
     grpc::Status status = invocation(channel, context);
     if (status.ok()) return {};
-    if (!config_.user.empty() && !reauthenticated && isExpiredToken(status)) {
+    if (usesAuth() && !reauthenticated && isExpiredToken(status)) {
       reauthenticated = true;
       {
         std::lock_guard lock(mu_);
         token_.clear();
+        authenticated_ = false;
       }
       continue;
     }

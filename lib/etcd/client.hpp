@@ -6,8 +6,9 @@
 //   call moves on to the next when an endpoint answers UNAVAILABLE;
 // - etcdctl's defaults: dial timeout 2 s, keep-alive 2 s / 6 s, command timeout 5 s, and every
 //   call carries a deadline;
-// - authentication: Authenticate once when a user is configured, pass the token in the `token`
-//   metadata, re-authenticate once when etcd says the token expired;
+// - authentication: Authenticate once when a user and a password are configured (as clientv3
+//   does), pass the token in the `token` metadata, re-authenticate once when etcd says the token
+//   expired; when etcd answers that auth is not enabled, carry on without a token;
 // - TLS from --cacert/--cert/--key (https:// endpoints or any TLS file given).
 //
 // Thread-safe: streaming commands (lock, elect, keep-alive) use it from several threads.
@@ -51,7 +52,7 @@ struct ClientConfig {
   Duration keepalive_time = 2s;
   Duration keepalive_timeout = 6s;
   std::string user;      // user name (the CLI splits "user:password")
-  std::string password;  // empty with a user = no password
+  std::string password;  // empty = no token is asked for (etcdctl's rule)
   TlsConfig tls;
   bool insecure_transport =
       true;  // etcdctl's --insecure-transport: plain text unless TLS is asked for
@@ -136,6 +137,7 @@ class Client {
 
   Result<std::size_t> pick(std::chrono::system_clock::time_point deadline);
   Result<void> authenticate(std::size_t slot);
+  [[nodiscard]] bool usesAuth() const;
   std::shared_ptr<grpc::Channel> channelFor(std::size_t slot);
 
   ClientConfig config_;
@@ -144,6 +146,7 @@ class Client {
   std::vector<std::shared_ptr<grpc::Channel>> channels_;
   std::size_t pinned_ = 0;
   std::string token_;
+  bool authenticated_ = false;  // Authenticate answered: token_ holds the token, or auth is off
   mutable std::mutex mu_;
 };
 

@@ -50,8 +50,15 @@ Error errorFromStatus(const grpc::Status& status, const CallContext& ctx) {
       if (msg.find("request is too large") != std::string::npos) {
         hint =
             "at " + ep + "; etcd accepts requests up to --max-request-bytes (1.5 MiB by default)";
-      } else if (msg.find("user name is empty") != std::string::npos ||
-                 msg.find("authentication failed") != std::string::npos) {
+      } else if (msg.find("user name is empty") != std::string::npos) {
+        // The request carried no token: none was asked for, or none could be (no password).
+        if (ctx.user.empty()) {
+          hint = "at " + ep + "; authentication is enabled: pass --user NAME[:PASSWORD]";
+        } else {
+          hint = "at " + ep + "; no password was given for user \"" + std::string(ctx.user) +
+                 "\", so no token was sent: pass --user NAME:PASSWORD or --password";
+        }
+      } else if (msg.find("authentication failed") != std::string::npos) {
         hint = "at " + ep + "; check --user and --password";
       } else {
         hint = "at " + ep;

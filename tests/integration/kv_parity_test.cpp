@@ -120,6 +120,7 @@ TEST_F(KvParity, BadArgumentsFailTheSameWay) {
   expectSame({"get", "a", "--consistency", "q"});
   expectSame({"get", "a", "--order", "sideways"});
   expectSame({"put"});
+  expectSameMutation({"put", "key-{}", "v", "extra-words", "are-ignored"});
   expectSame({"put", "k", "v", "--lease", "zz"});
   expectSame({"del"});
   expectSame({"get", "a", "-w", "table"});

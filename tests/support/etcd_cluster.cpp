@@ -44,6 +44,9 @@ EtcdCluster::EtcdCluster(Options options) : options_(std::move(options)) {
     m.log_path = dir_.path() + "/" + m.name + ".log";
     initial += (initial.empty() ? "" : ",") + m.name + "=" + m.peer_url;
   }
+  // One token for the whole cluster: members with different tokens get different cluster IDs
+  // and never form a quorum.
+  const std::string token = "test-" + std::to_string(members_.front().client_port);
   for (auto& m : members_) {
     std::vector<std::string> argv{etcdBinary(),
                                   "--name",
@@ -63,7 +66,7 @@ EtcdCluster::EtcdCluster(Options options) : options_(std::move(options)) {
                                   "--initial-cluster-state",
                                   "new",
                                   "--initial-cluster-token",
-                                  "test-" + std::to_string(m.client_port),
+                                  token,
                                   "--heartbeat-interval",
                                   "50",
                                   "--election-timeout",

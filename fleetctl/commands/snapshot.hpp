@@ -1,0 +1,90 @@
+#pragma once
+
+// snapshot save / status, and the pure pieces they are built from.
+//
+// etcd's Maintenance.Snapshot streams the member's bbolt file followed by one last message that
+// holds the sha256 of everything before it; `etcdctl snapshot restore` checks that trailer. We
+// check it too, before the file gets its final name: a snapshot that lost bytes on the way is
+// never saved as if it were good.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "common/error.hpp"
+#include "common/file_util.hpp"
+#include "fleetctl/cli/command.hpp"
+
+namespace etcdagent::fleet {
+
+inline constexpr std::size_t kSnapshotHashSize = 32;  // sha256
+
+// Incremental check of "data || sha256(data)": feed the stream in any chunking, then finish().
+class SnapshotDigest {
+ public:
+  SnapshotDigest();
+  ~SnapshotDigest();
+  SnapshotDigest(const SnapshotDigest&) = delete;
+  SnapshotDigest& operator=(const SnapshotDigest&) = delete;
+
+  void update(std::string_view chunk);
+  // Fails when fewer than 32 bytes came or the last 32 bytes are not the sha256 of the rest.
+  Result<void> finish();
+  [[nodiscard]] std::uint64_t size() const { return size_; }
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+  std::string tail_;  // the last (up to) 32 bytes seen, not hashed yet
+  std::uint64_t size_ = 0;
+};
+
+// The whole check on bytes in memory / on a file (as `etcdctl snapshot restore` does it).
+Result<void> verifySnapshotBytes(std::string_view bytes);
+Result<void> verifySnapshotFile(const std::string& path);
+
+// Writes a snapshot to PATH.part (mode 0600, truncated if it exists, as etcdctl does) and, on
+// commit(), verifies the trailer, fsyncs, renames it to PATH and fsyncs the directory. Destroyed
+// without a successful commit(), it removes PATH.part; an existing PATH is never touched then.
+class SnapshotFileWriter {
+ public:
+  static Result<std::unique_ptr<SnapshotFileWriter>> create(std::string path);
+  ~SnapshotFileWriter();
+  SnapshotFileWriter(const SnapshotFileWriter&) = delete;
+  SnapshotFileWriter& operator=(const SnapshotFileWriter&) = delete;
+
+  Result<void> write(std::string_view chunk);
+  Result<void> commit();
+  void abort();  // removes PATH.part (idempotent)
+
+  [[nodiscard]] const std::string& path() const { return path_; }
+  [[nodiscard]] const std::string& partPath() const { return part_; }
+  [[nodiscard]] std::uint64_t size() const { return digest_.size(); }
+
+ private:
+  SnapshotFileWriter(std::string path, UniqueFd fd);
+
+  std::string path_;
+  std::string part_;
+  UniqueFd fd_;
+  SnapshotDigest digest_;
+  bool done_ = false;  // committed or aborted
+};
+
+// What `snapshot status` prints: etcd's snapshot.Status of a bbolt file.
+struct SnapshotStatus {
+  std::uint32_t hash = 0;  // crc32c over every bucket name, key and value
+  std::int64_t revision = 0;
+  std::int64_t total_keys = 0;
+  std::int64_t total_size = 0;  // bbolt's tx.Size(): high-water page id * page size
+};
+// Reads a bbolt file (read-only) from bytes; errors say what is wrong with it.
+Result<SnapshotStatus> snapshotStatusOf(std::string_view db);
+
+// Go's humanize.Bytes: 20480 -> "20 kB", 2123456 -> "2.1 MB".
+std::string humanizeBytes(std::uint64_t size);
+
+Command snapshotCommand();
+
+}  // namespace etcdagent::fleet

@@ -1,0 +1,51 @@
+#pragma once
+
+// The lease commands' argument parsing and printers, as etcdctl 3.4 has them
+// (etcdctl/ctlv3/command/lease_command.go and printer_{simple,json,fields}.go).
+//
+// IDs are int64 in etcd. Simple output prints them with Go's "%016x" (a negative ID keeps its
+// sign: "-000000000000001"), fields and json print them in decimal. etcdctl's json of lease
+// responses is encoding/json of clientv3's own structs, which embed *pb.ResponseHeader: the header
+// fields sit at the top level, then "ID"/"TTL" (grant, keep-alive; grant adds "Error":"") or
+// "id"/"ttl"/"granted-ttl"/"keys" (timetolive) or "leases":[{"id":N}] (list). Revoke prints the
+// protobuf response itself ({"header":{...}}).
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "common/error.hpp"
+#include "etcd/etcdserverpb/rpc.pb.h"
+#include "fleetctl/output/format.hpp"
+
+namespace etcdagent::fleet {
+
+// Go's strconv.ParseInt(text, base, 64), with its error text:
+// `strconv.ParseInt: parsing "zz": invalid syntax` / `...: value out of range`.
+Result<std::int64_t> parseGoInt64(std::string_view text, int base);
+
+// A lease ID argument (hexadecimal). The error is etcdctl's:
+// `bad lease ID arg (strconv.ParseInt: parsing "zz": invalid syntax), expecting ID in Hex`.
+Result<std::int64_t> parseLeaseIdArg(std::string_view text);
+
+// `lease grant`'s TTL argument (decimal). Error: `bad TTL (strconv.ParseInt: ...)`.
+Result<std::int64_t> parseLeaseTtlArg(std::string_view text);
+
+// Go's fmt "%016x" of an int64.
+std::string leaseIdHex(std::int64_t id);
+
+// Go's fmt "%v" of a []string: "[a b c]".
+std::string goStringList(const google::protobuf::RepeatedPtrField<std::string>& items);
+
+// The printers (simple, json, fields; callers reject table beforehand).
+void printLeaseGrant(const Output& o, const etcdserverpb::LeaseGrantResponse& r);
+void printLeaseRevoke(const Output& o, std::int64_t id, const etcdserverpb::LeaseRevokeResponse& r);
+void printLeaseKeepAlive(const Output& o, const etcdserverpb::LeaseKeepAliveResponse& r);
+void printLeaseTimeToLive(const Output& o, const etcdserverpb::LeaseTimeToLiveResponse& r,
+                          bool keys);
+void printLeaseList(const Output& o, const etcdserverpb::LeaseLeasesResponse& r);
+
+// What `lease keep-alive` prints (simple output only) when the lease is gone.
+std::string leaseExpiredLine(std::int64_t id);
+
+}  // namespace etcdagent::fleet

@@ -1,0 +1,19 @@
+#pragma once
+
+// The printers of `txn` and `compaction`, as etcdctl prints them.
+
+#include <cstdint>
+
+#include "etcd/etcdserverpb/rpc.pb.h"
+#include "fleetctl/output/format.hpp"
+
+namespace etcdagent::fleet {
+
+// simple: SUCCESS/FAILURE, then each response as get/put/del print it, each after a blank line;
+// json: the TxnResponse; fields: the header, "Succeeded", then each response's fields.
+void printTxn(const Output& o, const etcdserverpb::TxnResponse& r);
+
+// "compacted revision N" — etcdctl prints this line whatever the output format.
+void printCompaction(const Output& o, std::int64_t revision);
+
+}  // namespace etcdagent::fleet
