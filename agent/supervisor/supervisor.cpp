@@ -22,6 +22,7 @@ namespace {
 using namespace std::chrono_literals;
 namespace fs = std::filesystem;
 
+constexpr std::size_t kHeadLines = 3;
 constexpr std::size_t kTailLines = 20;
 constexpr auto kLockWait = 30s;
 
@@ -198,6 +199,9 @@ void Supervisor::launch() {
     return;
   }
   child_ = std::move(*child);
+  head_.clear();
+  tail_.clear();
+  run_lines_ = 0;
   log_.agent(LOG_INFO,
              "started etcd (pid " + std::to_string(child_->pid()) + "): " + shellJoin(*argv));
   prober_ = std::make_unique<HealthProber>(io_, probeEndpoint());
@@ -214,6 +218,8 @@ std::string Supervisor::probeEndpoint() const {
 
 void Supervisor::onLine(const std::string& line) {
   log_.line(line);
+  if (head_.size() < kHeadLines) head_.push_back(line);
+  ++run_lines_;
   tail_.push_back(line);
   if (tail_.size() > kTailLines) tail_.pop_front();
 }
@@ -354,7 +360,13 @@ v1::AgentStatus Supervisor::status() const {
   s.set_restart_count(restarts_);
   s.set_last_error(last_error_);
   if (phase_ == v1::MEMBER_PHASE_CRASH_LOOPING || !last_error_.empty()) {
-    for (const auto& l : tail_) s.add_last_etcd_lines(l);
+    // head + tail, without repeating lines when the run was short
+    std::size_t overlap =
+        run_lines_ < head_.size() + tail_.size() ? head_.size() + tail_.size() - run_lines_ : 0;
+    for (const auto& l : head_) s.add_last_etcd_lines(l);
+    if (overlap == 0 && run_lines_ > head_.size() + tail_.size()) s.add_last_etcd_lines("...");
+    for (std::size_t i = std::min(overlap, tail_.size()); i < tail_.size(); ++i)
+      s.add_last_etcd_lines(tail_[i]);
   }
   struct statvfs vfs {};
   if (::statvfs(config_.member.data_root.c_str(), &vfs) == 0) {

@@ -81,6 +81,10 @@ class Supervisor {
   boost::asio::steady_timer restart_timer_;
   boost::asio::steady_timer probe_timer_;
   boost::asio::steady_timer kill_timer_;
+  // The first and the last lines of the current run: a crash is often explained at either end
+  // (a bad flag prints its error and then the whole usage text).
+  std::vector<std::string> head_;
+  std::size_t run_lines_ = 0;
   std::deque<std::string> tail_;
   std::string last_error_;
   unsigned restarts_ = 0;

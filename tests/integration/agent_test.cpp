@@ -120,6 +120,30 @@ TEST(Agent, AgentRestartBringsTheMemberBackFromItsDataAsExisting) {
       << "the restarted member must not bootstrap again";
 }
 
+TEST(Agent, ACrashingEtcdIsReportedWithItsLastLogLines) {
+  TempDir dir;
+  // An etcd flag etcd does not know: etcd exits at once, every time.
+  AgentHarness agent(dir.path(), {.extra_config = "[bootstrap]\n"});
+  { std::ofstream cfg(agent.configPath(), std::ios::app); }
+  auto text = readFile(agent.configPath());
+  ASSERT_TRUE(text);
+  std::string patched = *text;
+  patched.replace(patched.find("extra_flags = ["), 15,
+                  "extra_flags = [\"--no-such-etcd-flag=1\", ");
+  ASSERT_TRUE(writeFileAtomic(agent.configPath(), patched));
+  agent.start();
+  agent.waitFor([](const auto& st) { return st.phase() == v1::MEMBER_PHASE_WAITING; });
+  ASSERT_TRUE(agent.client().applyPlan(agent.plan(v1::PLAN_MODE_NEW)));
+  auto s = agent.waitFor([](const auto& st) { return st.restart_count() >= 2; });
+  EXPECT_GE(s.restart_count(), 2U) << s.DebugString();
+  EXPECT_NE(s.last_error().find("etcd exited with status"), std::string::npos) << s.last_error();
+  std::string lines;
+  for (const auto& l : s.last_etcd_lines()) lines += l + "\n";
+  EXPECT_NE(lines.find("no-such-etcd-flag"), std::string::npos) << lines;
+  EXPECT_NE(s.status_line().find("last: etcd exited with status"), std::string::npos)
+      << s.status_line();
+}
+
 TEST(Agent, GracefulStopStopsEtcd) {
   TempDir dir;
   AgentHarness agent(dir.path(), {});
