@@ -341,46 +341,8 @@ Result<int> runChild(const std::vector<std::string>& argv, const std::vector<std
 std::string goExitStatus(int wait_status) {
   if (WIFEXITED(wait_status)) return "exit status " + std::to_string(WEXITSTATUS(wait_status));
   if (WIFSIGNALED(wait_status)) {
-    // Go's names for Linux signals (syscall.Signal.String()).
-    static constexpr std::array<const char*, 32> kNames = {
-        nullptr,
-        "hangup",
-        "interrupt",
-        "quit",
-        "illegal instruction",
-        "trace/breakpoint trap",
-        "aborted",
-        "bus error",
-        "floating point exception",
-        "killed",
-        "user defined signal 1",
-        "segmentation fault",
-        "user defined signal 2",
-        "broken pipe",
-        "alarm clock",
-        "terminated",
-        "stack fault",
-        "child exited",
-        "continued",
-        "stopped (signal)",
-        "stopped",
-        "stopped (tty input)",
-        "stopped (tty output)",
-        "urgent I/O condition",
-        "CPU time limit exceeded",
-        "file size limit exceeded",
-        "virtual timer expired",
-        "profiling timer expired",
-        "window changed",
-        "I/O possible",
-        "power failure",
-        "bad system call",
-    };
     const int sig = WTERMSIG(wait_status);
-    std::string name = sig > 0 && sig < static_cast<int>(kNames.size())
-                           ? std::string(kNames[static_cast<std::size_t>(sig)])
-                           : "signal " + std::to_string(sig);
-    return "signal: " + name + (WCOREDUMP(wait_status) ? " (core dumped)" : "");
+    return "signal: " + goSignalName(sig) + (WCOREDUMP(wait_status) ? " (core dumped)" : "");
   }
   return "exit status " + std::to_string(wait_status);
 }

@@ -56,28 +56,6 @@ using etcdserverpb::WatchResponse;
   ::_exit(128 + sig);
 }
 
-// Go's names of signals (os.ProcessState.String).
-std::string goSignalName(int sig) {
-  static const char* const kNames[] = {nullptr,
-                                       "hangup",
-                                       "interrupt",
-                                       "quit",
-                                       "illegal instruction",
-                                       "trace/breakpoint trap",
-                                       "aborted",
-                                       "bus error",
-                                       "floating point exception",
-                                       "killed",
-                                       "user defined signal 1",
-                                       "segmentation fault",
-                                       "user defined signal 2",
-                                       "broken pipe",
-                                       "alarm clock",
-                                       "terminated"};
-  if (sig > 0 && sig < static_cast<int>(std::size(kNames))) return kNames[sig];
-  return "signal " + std::to_string(sig);
-}
-
 // Runs `argv` with the extra environment, as etcdctl's exec.Command(...).Run() does: inherited
 // stdout/stderr, waits for it. Returns Go's error text on failure.
 std::expected<void, std::string> runExec(const std::vector<std::string>& argv,

@@ -195,60 +195,42 @@ std::string goQuote(std::string_view s) {
   return out;
 }
 
-Result<std::string> goUnquote(std::string_view s) {
-  auto bad = [&] {
-    return fail(Errc::kInvalidArgument, "invalid quoted string " + std::string(s));
-  };
-  if (s.size() < 2 || s.front() != '"' || s.back() != '"') return bad();
-  s = s.substr(1, s.size() - 2);
-  std::string out;
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    char c = s[i];
-    if (c == '"') return bad();
-    if (c != '\\') {
-      out += c;
-      continue;
-    }
-    if (++i >= s.size()) return bad();
-    switch (s[i]) {
-      case 'a': out += '\a'; break;
-      case 'b': out += '\b'; break;
-      case 'f': out += '\f'; break;
-      case 'n': out += '\n'; break;
-      case 'r': out += '\r'; break;
-      case 't': out += '\t'; break;
-      case 'v': out += '\v'; break;
-      case '\\': out += '\\'; break;
-      case '"': out += '"'; break;
-      case '\'': out += '\''; break;
-      case 'x': {
-        if (i + 2 >= s.size()) return bad();
-        int hi = hexValue(s[i + 1]);
-        int lo = hexValue(s[i + 2]);
-        if (hi < 0 || lo < 0) return bad();
-        out += static_cast<char>(hi * 16 + lo);
-        i += 2;
-        break;
-      }
-      default: {
-        // octal \NNN
-        if (s[i] >= '0' && s[i] <= '7' && i + 2 < s.size()) {
-          int v = 0;
-          for (int k = 0; k < 3; ++k) {
-            char d = s[i + static_cast<std::size_t>(k)];
-            if (d < '0' || d > '7') return bad();
-            v = v * 8 + (d - '0');
-          }
-          if (v > 255) return bad();
-          out += static_cast<char>(v);
-          i += 2;
-          break;
-        }
-        return bad();
-      }
-    }
-  }
-  return out;
+std::string goSignalName(int sig) {
+  static constexpr std::array<const char*, 32> kNames = {nullptr,
+                                                         "hangup",
+                                                         "interrupt",
+                                                         "quit",
+                                                         "illegal instruction",
+                                                         "trace/breakpoint trap",
+                                                         "aborted",
+                                                         "bus error",
+                                                         "floating point exception",
+                                                         "killed",
+                                                         "user defined signal 1",
+                                                         "segmentation fault",
+                                                         "user defined signal 2",
+                                                         "broken pipe",
+                                                         "alarm clock",
+                                                         "terminated",
+                                                         "stack fault",
+                                                         "child exited",
+                                                         "continued",
+                                                         "stopped (signal)",
+                                                         "stopped",
+                                                         "stopped (tty input)",
+                                                         "stopped (tty output)",
+                                                         "urgent I/O condition",
+                                                         "CPU time limit exceeded",
+                                                         "file size limit exceeded",
+                                                         "virtual timer expired",
+                                                         "profiling timer expired",
+                                                         "window changed",
+                                                         "I/O possible",
+                                                         "power failure",
+                                                         "bad system call"};
+  if (sig > 0 && sig < static_cast<int>(kNames.size()))
+    return kNames[static_cast<std::size_t>(sig)];
+  return "signal " + std::to_string(sig);
 }
 
 std::string jsonQuote(std::string_view s) {

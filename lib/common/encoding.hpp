@@ -21,8 +21,8 @@ Result<std::string> hexDecode(std::string_view text);
 
 // Go's strconv.Quote: "a\"b\n" -> "\"a\\\"b\\n\"" (printable UTF-8 kept, rest escaped).
 std::string goQuote(std::string_view s);
-// Go's strconv.Unquote for double-quoted strings; returns an error when malformed.
-Result<std::string> goUnquote(std::string_view s);
+// Go's name of a Linux signal (syscall.Signal.String(): 9 -> "killed"), "signal N" if unknown.
+std::string goSignalName(int sig);
 
 // JSON string literal (RFC 8259) with Go encoding/json's escaping of <, >, & and U+2028/9.
 std::string jsonQuote(std::string_view s);

@@ -37,8 +37,13 @@ TEST(Encoding, GoQuoteMatchesStrconvQuote) {
   EXPECT_EQ(goQuote("a\"b\\c\n"), "\"a\\\"b\\\\c\\n\"");
   EXPECT_EQ(goQuote(std::string("\x01\xff", 2)), "\"\\x01\\xff\"");
   EXPECT_EQ(goQuote("héllo"), "\"héllo\"");
-  EXPECT_EQ(*goUnquote("\"a\\\"b\\x41\\n\""), "a\"bA\n");
-  EXPECT_FALSE(goUnquote("\"unterminated"));
+}
+
+TEST(Encoding, GoSignalNames) {
+  EXPECT_EQ(goSignalName(9), "killed");
+  EXPECT_EQ(goSignalName(15), "terminated");
+  EXPECT_EQ(goSignalName(31), "bad system call");
+  EXPECT_EQ(goSignalName(40), "signal 40");
 }
 
 TEST(Encoding, JsonQuoteEscapesLikeGoEncodingJson) {
