@@ -481,20 +481,6 @@ Result<SnapshotStatus> snapshotStatusOf(std::string_view db) {
   return st;
 }
 
-std::string humanizeBytes(std::uint64_t s) {
-  static const char* const kSizes[] = {"B", "kB", "MB", "GB", "TB", "PB", "EB"};
-  char buf[64];
-  if (s < 10) {
-    std::snprintf(buf, sizeof buf, "%llu B", static_cast<unsigned long long>(s));
-    return buf;
-  }
-  const double e = std::floor(std::log(static_cast<double>(s)) / std::log(1000.0));
-  const auto idx = static_cast<std::size_t>(e);
-  const double val = std::floor(static_cast<double>(s) / std::pow(1000.0, e) * 10 + 0.5) / 10;
-  std::snprintf(buf, sizeof buf, val < 10 ? "%.1f %s" : "%.0f %s", val, kSizes[idx]);
-  return buf;
-}
-
 // ---- commands -------------------------------------------------------------------------------
 
 namespace {

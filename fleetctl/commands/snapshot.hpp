@@ -1,5 +1,7 @@
 #pragma once
 
+#include "fleetctl/output/format.hpp"  // humanizeBytes
+
 // snapshot save / status, and the pure pieces they are built from.
 //
 // etcd's Maintenance.Snapshot streams the member's bbolt file followed by one last message that
@@ -81,9 +83,6 @@ struct SnapshotStatus {
 };
 // Reads a bbolt file (read-only) from bytes; errors say what is wrong with it.
 Result<SnapshotStatus> snapshotStatusOf(std::string_view db);
-
-// Go's humanize.Bytes: 20480 -> "20 kB", 2123456 -> "2.1 MB".
-std::string humanizeBytes(std::uint64_t size);
 
 Command snapshotCommand();
 

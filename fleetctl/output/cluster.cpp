@@ -34,21 +34,6 @@ const char* goBool(bool b) {
   return b ? "true" : "false";
 }
 
-// Go's humanize.Bytes, as etcdctl prints DB SIZE: SI units (base 1000), "%.1f" below 10 and "%.0f"
-// above ("20 kB", "1.2 MB"). (snapshot.cpp has the same helper for `snapshot status`.)
-std::string humanizeBytes(std::uint64_t bytes) {
-  if (bytes < 10) return std::to_string(bytes) + " B";
-  static const char* kSizes[] = {"B", "kB", "MB", "GB", "TB", "PB", "EB"};
-  // The same float arithmetic as go-humanize (logn, floor, pow), so values round identically.
-  const double s = static_cast<double>(bytes);
-  const double e = std::floor(std::log(s) / std::log(1000.0));
-  const double val = std::floor(s / std::pow(1000.0, e) * 10 + 0.5) / 10;
-  char buf[64];
-  std::snprintf(buf, sizeof buf, val < 10 ? "%.1f %s" : "%.0f %s", val,
-                kSizes[static_cast<int>(e)]);
-  return buf;
-}
-
 std::vector<std::vector<std::string>> memberRows(const etcdserverpb::MemberListResponse& r) {
   std::vector<std::vector<std::string>> rows;
   for (const auto& m : r.members()) {

@@ -2,6 +2,7 @@
 
 // Output formats, as etcdctl's -w/--write-out names them.
 
+#include <cstdint>
 #include <iosfwd>
 #include <string>
 #include <string_view>
@@ -13,6 +14,10 @@ namespace etcdagent::fleet {
 enum class OutputFormat { kSimple, kJson, kTable, kFields };
 
 Result<OutputFormat> parseOutputFormat(std::string_view name);
+
+// Go's humanize.Bytes, as etcdctl prints sizes: SI units (base 1000), "%.1f" below 10 and "%.0f"
+// above: 20480 -> "20 kB", 2123456 -> "2.1 MB".
+std::string humanizeBytes(std::uint64_t bytes);
 std::string_view formatName(OutputFormat f);
 
 // Where a command prints, and how.
