@@ -75,9 +75,8 @@ TEST(Agent, StartsASingleMemberFromAPlanAndServesIt) {
 TEST(Agent, RestartsEtcdAfterKill9WithDataIntact) {
   TempDir dir;
   AgentHarness agent(dir.path(), {});
-  agent.start();
-  agent.waitFor([](const auto& st) { return st.phase() == v1::MEMBER_PHASE_WAITING; });
-  ASSERT_TRUE(agent.client().applyPlan(agent.plan(v1::PLAN_MODE_NEW)));
+  startWithPlan(agent);
+  if (::testing::Test::HasFatalFailure()) return;
   auto s = agent.waitFor(running);
   ASSERT_TRUE(running(s));
   for (int i = 0; i < 20; ++i) {
@@ -101,9 +100,8 @@ TEST(Agent, RestartsEtcdAfterKill9WithDataIntact) {
 TEST(Agent, AgentRestartBringsTheMemberBackFromItsDataAsExisting) {
   TempDir dir;
   AgentHarness agent(dir.path(), {});
-  agent.start();
-  agent.waitFor([](const auto& st) { return st.phase() == v1::MEMBER_PHASE_WAITING; });
-  ASSERT_TRUE(agent.client().applyPlan(agent.plan(v1::PLAN_MODE_NEW)));
+  startWithPlan(agent);
+  if (::testing::Test::HasFatalFailure()) return;
   auto first = agent.waitFor(running);
   ASSERT_TRUE(running(first));
   ASSERT_EQ(fleet(agent.clientEndpoint(), {"put", "survives", "yes"}).exit_code, 0);
@@ -131,9 +129,8 @@ TEST(Agent, ACrashingEtcdIsReportedWithItsLastLogLines) {
   patched.replace(patched.find("extra_flags = ["), 15,
                   "extra_flags = [\"--no-such-etcd-flag=1\", ");
   ASSERT_TRUE(writeFileAtomic(agent.configPath(), patched));
-  agent.start();
-  agent.waitFor([](const auto& st) { return st.phase() == v1::MEMBER_PHASE_WAITING; });
-  ASSERT_TRUE(agent.client().applyPlan(agent.plan(v1::PLAN_MODE_NEW)));
+  startWithPlan(agent);
+  if (::testing::Test::HasFatalFailure()) return;
   auto s = agent.waitFor([](const auto& st) { return st.restart_count() >= 2; });
   EXPECT_GE(s.restart_count(), 2U) << s.DebugString();
   EXPECT_NE(s.last_error().find("etcd exited with status"), std::string::npos) << s.last_error();
@@ -147,9 +144,8 @@ TEST(Agent, ACrashingEtcdIsReportedWithItsLastLogLines) {
 TEST(Agent, GracefulStopStopsEtcd) {
   TempDir dir;
   AgentHarness agent(dir.path(), {});
-  agent.start();
-  agent.waitFor([](const auto& st) { return st.phase() == v1::MEMBER_PHASE_WAITING; });
-  ASSERT_TRUE(agent.client().applyPlan(agent.plan(v1::PLAN_MODE_NEW)));
+  startWithPlan(agent);
+  if (::testing::Test::HasFatalFailure()) return;
   auto s = agent.waitFor(running);
   ASSERT_TRUE(running(s));
   auto stopped = agent.stop();
@@ -161,9 +157,8 @@ TEST(Agent, GracefulStopStopsEtcd) {
 TEST(Agent, StopStartAndRemoveMember) {
   TempDir dir;
   AgentHarness agent(dir.path(), {});
-  agent.start();
-  agent.waitFor([](const auto& st) { return st.phase() == v1::MEMBER_PHASE_WAITING; });
-  ASSERT_TRUE(agent.client().applyPlan(agent.plan(v1::PLAN_MODE_NEW)));
+  startWithPlan(agent);
+  if (::testing::Test::HasFatalFailure()) return;
   ASSERT_TRUE(running(agent.waitFor(running)));
   auto stopped = agent.client().stopMember();
   ASSERT_TRUE(stopped) << stopped.error().message;
@@ -181,9 +176,8 @@ TEST(Agent, StopStartAndRemoveMember) {
 TEST(Agent, BadConfigIsAClearErrorAndTouchesNoData) {
   TempDir dir;
   AgentHarness agent(dir.path(), {});
-  agent.start();
-  agent.waitFor([](const auto& st) { return st.phase() == v1::MEMBER_PHASE_WAITING; });
-  ASSERT_TRUE(agent.client().applyPlan(agent.plan(v1::PLAN_MODE_NEW)));
+  startWithPlan(agent);
+  if (::testing::Test::HasFatalFailure()) return;
   ASSERT_TRUE(running(agent.waitFor(running)));
   ASSERT_EQ(agent.stop().exit_code, 0);
 
