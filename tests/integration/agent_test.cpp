@@ -19,6 +19,14 @@ bool running(const v1::AgentStatus& s) {
   return s.phase() == v1::MEMBER_PHASE_RUNNING && s.healthy();
 }
 
+// Starts the agent, waits until its API answers (idle, no plan), and hands it a single-member plan.
+void startWithPlan(AgentHarness& agent) {
+  agent.start();
+  agent.waitFor([](const auto& st) { return st.phase() == v1::MEMBER_PHASE_WAITING; });
+  auto applied = agent.client().applyPlan(agent.plan(v1::PLAN_MODE_NEW));
+  ASSERT_TRUE(applied) << applied.error().message;
+}
+
 TEST(Agent, WaitsIdleWithoutAPlan) {
   TempDir dir;
   AgentHarness agent(dir.path(), {});
