@@ -25,7 +25,7 @@ done
 EP="127.0.0.1:${CP[1]},127.0.0.1:${CP[2]},127.0.0.1:${CP[3]}"
 for _ in $(seq 1 100); do "$FLEET" --endpoints "$EP" endpoint health >/dev/null 2>&1 && break; sleep 0.2; done
 
-throughput() { grep -o 'Throughput is [0-9]*' | grep -o '[0-9]*$'; }
+throughput() { grep -oE 'Throughput (is|too low:) [0-9]+' | grep -oE '[0-9]+$'; }
 echo "etcdctl check perf --load $LOAD ..."
 A=$(ETCDCTL_API=3 etcdctl --endpoints "$EP" check perf --load "$LOAD" 2>/dev/null | tee "$WORK/a.txt" | throughput || true)
 grep -E 'PASS|FAIL' "$WORK/a.txt" | sed 's/^/  etcdctl:    /'
