@@ -2,12 +2,12 @@
 
 #include "fleetctl/output/kv.hpp"
 
-#include <cctype>
 #include <iterator>
 
 #include "common/encoding.hpp"
 #include "etcd/etcdserverpb/rpc.grpc.pb.h"
 #include "fleetctl/commands/commands.hpp"
+#include "fleetctl/commands/txn_reader.hpp"
 #include "fleetctl/commands/util.hpp"
 
 namespace etcdagent::fleet {
@@ -66,142 +66,40 @@ CommandResult runPut(Context& ctx) {
   return {};
 }
 
-Result<etcdserverpb::RangeRequest_SortOrder> sortOrder(const std::string& text) {
-  std::string up;
-  for (char c : text) up += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  if (up.empty()) return etcdserverpb::RangeRequest::NONE;
-  if (up == "ASCEND") return etcdserverpb::RangeRequest::ASCEND;
-  if (up == "DESCEND") return etcdserverpb::RangeRequest::DESCEND;
-  return fail(Errc::kInvalidArgument, "bad sort order " + text);
-}
-
-Result<etcdserverpb::RangeRequest_SortTarget> sortTarget(const std::string& text) {
-  std::string up;
-  for (char c : text) up += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  using R = etcdserverpb::RangeRequest;
-  if (up.empty() || up == "KEY") return R::KEY;
-  if (up == "CREATE") return R::CREATE;
-  if (up == "MODIFY") return R::MOD;
-  if (up == "VALUE") return R::VALUE;
-  if (up == "VERSION") return R::VERSION;
-  return fail(Errc::kInvalidArgument, "bad sort target " + text);
-}
-
 CommandResult runGet(Context& ctx) {
-  const auto& f = ctx.flags();
   const auto& args = ctx.args();
-  const bool prefix = f.getBool("prefix");
-  const bool fromKey = f.getBool("from-key");
-  if (args.empty())
+  if (args.size() > 2) {
     return badArgs("get command needs one argument as key and an optional argument as range_end");
-  if (prefix && fromKey)
-    return badArgs("`--prefix` and `--from-key` cannot be set at the same time, choose one");
-  if (f.getBool("keys-only") && f.getBool("count-only")) {
-    return badArgs("`--keys-only` and `--count-only` cannot be set at the same time, choose one");
   }
-  if (args.size() > 2)
-    return badArgs("get command needs one argument as key and an optional argument as range_end");
+  // Argument and flag errors first, then the output format, in etcdctl's order.
+  auto req = rangeRequestFromArgs(ctx.flags(), args);
+  if (!req) return std::unexpected(req.error());
   if (auto r =
           requireFormat(ctx, {OutputFormat::kSimple, OutputFormat::kJson, OutputFormat::kFields});
-      !r)
+      !r) {
     return r;
-
-  etcdserverpb::RangeRequest req;
-  const std::string consistency = f.getString("consistency");
-  if (consistency == "s") {
-    req.set_serializable(true);
-  } else if (consistency != "l") {
-    return commandError(exitcode::kBadFeature, "unknown consistency flag \"" + consistency + "\"");
   }
-  std::string key = args[0];
-  if (args.size() > 1) {
-    if (prefix || fromKey) {
-      return badArgs(
-          "too many arguments, only accept one argument when `--prefix` or `--from-key` is set.");
-    }
-    req.set_range_end(args[1]);
-  }
-  req.set_limit(f.getInt("limit"));
-  if (f.getInt("rev") > 0) req.set_revision(f.getInt("rev"));
-  auto order = sortOrder(f.getString("order"));
-  if (!order) return commandError(exitcode::kBadFeature, order.error().message);
-  auto target = sortTarget(f.getString("sort-by"));
-  if (!target) return commandError(exitcode::kBadFeature, target.error().message);
-  // clientv3.WithSort: ascending by key is the server's natural order, so it is sent as NONE
-  // (a real sort makes the server read the whole range before applying the limit).
-  if (*target == etcdserverpb::RangeRequest::KEY && *order == etcdserverpb::RangeRequest::ASCEND) {
-    *order = etcdserverpb::RangeRequest::NONE;
-  }
-  req.set_sort_order(*order);
-  req.set_sort_target(*target);
-  if (prefix) {
-    if (key.empty()) {
-      key = std::string(1, '\0');
-      req.set_range_end(std::string(1, '\0'));
-    } else {
-      req.set_range_end(prefixRangeEnd(key));
-    }
-  }
-  if (fromKey) {
-    if (key.empty()) key = std::string(1, '\0');
-    req.set_range_end(std::string(1, '\0'));
-  }
-  req.set_key(key);
-  req.set_keys_only(f.getBool("keys-only"));
-  req.set_count_only(f.getBool("count-only"));
-
   FLEET_TRY_CLIENT(client, ctx);
-  auto resp = client.call<&KV::Stub::Range>(req, {etcd::Retry::kRepeatable});
+  auto resp = client.call<&KV::Stub::Range>(*req, {etcd::Retry::kRepeatable});
   if (!resp) return commandError(resp.error());
-  if (req.count_only() && ctx.global().format == OutputFormat::kSimple) {
+  if (req->count_only() && ctx.global().format == OutputFormat::kSimple) {
     ctx.out() << resp->count() << "\n";
     return {};
   }
-  printGet(ctx.output(), *resp, f.getBool("print-value-only"));
+  printGet(ctx.output(), *resp, ctx.flags().getBool("print-value-only"));
   return {};
 }
 
 CommandResult runDel(Context& ctx) {
-  const auto& f = ctx.flags();
-  const auto& args = ctx.args();
-  const bool prefix = f.getBool("prefix");
-  const bool fromKey = f.getBool("from-key");
-  if (args.empty() || args.size() > 2) {
-    return badArgs("del command needs one argument as key and an optional argument as range_end");
-  }
-  if (prefix && fromKey)
-    return badArgs("`--prefix` and `--from-key` cannot be set at the same time, choose one");
+  auto req = deleteRequestFromArgs(ctx.flags(), ctx.args());
+  if (!req) return std::unexpected(req.error());
   if (auto r =
           requireFormat(ctx, {OutputFormat::kSimple, OutputFormat::kJson, OutputFormat::kFields});
-      !r)
+      !r) {
     return r;
-
-  etcdserverpb::DeleteRangeRequest req;
-  std::string key = args[0];
-  if (args.size() > 1) {
-    if (prefix || fromKey) {
-      return badArgs(
-          "too many arguments, only accept one argument when `--prefix` or `--from-key` is set.");
-    }
-    req.set_range_end(args[1]);
   }
-  if (prefix) {
-    if (key.empty()) {
-      key = std::string(1, '\0');
-      req.set_range_end(std::string(1, '\0'));
-    } else {
-      req.set_range_end(prefixRangeEnd(key));
-    }
-  }
-  if (fromKey) {
-    if (key.empty()) key = std::string(1, '\0');
-    req.set_range_end(std::string(1, '\0'));
-  }
-  req.set_key(key);
-  req.set_prev_kv(f.getBool("prev-kv"));
-
   FLEET_TRY_CLIENT(client, ctx);
-  auto resp = client.call<&KV::Stub::DeleteRange>(req);
+  auto resp = client.call<&KV::Stub::DeleteRange>(*req);
   if (!resp) return commandError(resp.error());
   printDel(ctx.output(), *resp);
   return {};

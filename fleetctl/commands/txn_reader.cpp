@@ -305,8 +305,11 @@ InputResult<RequestOp> putOp(const FlagSet& f, const std::vector<std::string>& a
   return op;
 }
 
+}  // namespace
+
 // etcdctl's getGetOp.
-InputResult<RequestOp> getOp(const FlagSet& f, const std::vector<std::string>& args) {
+InputResult<etcdserverpb::RangeRequest> rangeRequestFromArgs(const FlagSet& f,
+                                                             const std::vector<std::string>& args) {
   const bool prefix = f.getBool("prefix");
   const bool fromKey = f.getBool("from-key");
   if (args.empty()) {
@@ -320,8 +323,8 @@ InputResult<RequestOp> getOp(const FlagSet& f, const std::vector<std::string>& a
     return badArgsError(
         "`--keys-only` and `--count-only` cannot be set at the same time, choose one");
   }
-  RequestOp op;
-  auto* req = op.mutable_request_range();
+  etcdserverpb::RangeRequest request;
+  auto* req = &request;
   const std::string consistency = f.getString("consistency");
   if (consistency == "s") {
     req->set_serializable(true);
@@ -382,11 +385,12 @@ InputResult<RequestOp> getOp(const FlagSet& f, const std::vector<std::string>& a
   req->set_key(key);
   req->set_keys_only(f.getBool("keys-only"));
   req->set_count_only(f.getBool("count-only"));
-  return op;
+  return request;
 }
 
 // etcdctl's getDelOp.
-InputResult<RequestOp> delOp(const FlagSet& f, const std::vector<std::string>& args) {
+InputResult<etcdserverpb::DeleteRangeRequest> deleteRequestFromArgs(
+    const FlagSet& f, const std::vector<std::string>& args) {
   const bool prefix = f.getBool("prefix");
   const bool fromKey = f.getBool("from-key");
   if (args.empty() || args.size() > 2) {
@@ -396,8 +400,8 @@ InputResult<RequestOp> delOp(const FlagSet& f, const std::vector<std::string>& a
   if (prefix && fromKey) {
     return badArgsError("`--prefix` and `--from-key` cannot be set at the same time, choose one");
   }
-  RequestOp op;
-  auto* req = op.mutable_request_delete_range();
+  etcdserverpb::DeleteRangeRequest request;
+  auto* req = &request;
   std::string key = args[0];
   if (args.size() > 1) {
     if (prefix || fromKey) {
@@ -420,6 +424,24 @@ InputResult<RequestOp> delOp(const FlagSet& f, const std::vector<std::string>& a
     req->set_range_end(std::string(1, '\0'));
   }
   req->set_key(key);
+  return request;
+}
+
+namespace {
+
+InputResult<RequestOp> getOp(const FlagSet& f, const std::vector<std::string>& args) {
+  auto req = rangeRequestFromArgs(f, args);
+  if (!req) return std::unexpected(req.error());
+  RequestOp op;
+  *op.mutable_request_range() = std::move(*req);
+  return op;
+}
+
+InputResult<RequestOp> delOp(const FlagSet& f, const std::vector<std::string>& args) {
+  auto req = deleteRequestFromArgs(f, args);
+  if (!req) return std::unexpected(req.error());
+  RequestOp op;
+  *op.mutable_request_delete_range() = std::move(*req);
   return op;
 }
 

@@ -46,6 +46,13 @@ InputResult<etcdserverpb::Compare> parseCompare(std::string_view line);
 // One request line, e.g. `put key "a value" --prev-kv`.
 InputResult<etcdserverpb::RequestOp> parseRequestOp(std::string_view line);
 
+// The requests etcdctl's `get` and `del` build from their flags and arguments (getGetOp,
+// getDelOp); the `get`/`del` commands and the txn reader's get/del lines share them.
+InputResult<etcdserverpb::RangeRequest> rangeRequestFromArgs(const FlagSet& f,
+                                                             const std::vector<std::string>& args);
+InputResult<etcdserverpb::DeleteRangeRequest> deleteRequestFromArgs(
+    const FlagSet& f, const std::vector<std::string>& args);
+
 // Reads the three sections from `in`. `prompt` (may be empty) is called before each section with
 // etcdctl's interactive prompt ("compares:", ...), so a caller can print it when it matters.
 InputResult<etcdserverpb::TxnRequest> readTxn(
