@@ -1,0 +1,99 @@
+#pragma once
+
+// Cluster membership operations shared by etcd-fleet (member add --host / remove / replace) and
+// etcd-agent ([bootstrap] join).
+//
+// The pure checks decide whether a change is safe from a member list and the set of members that
+// answered a Status; the cluster operations wrap MemberAdd/MemberPromote/MemberRemove with the
+// retries that a membership change needs (leader changes, a learner that is still catching up)
+// and make them idempotent, so that re-running an interrupted flow never adds a member twice.
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/error.hpp"
+#include "etcd/client.hpp"
+
+namespace etcdagent::membership {
+
+struct MemberInfo {
+  std::uint64_t id = 0;
+  std::string name;  // empty while an added member has not started yet
+  std::vector<std::string> peer_urls, client_urls;
+  bool is_learner = false;
+};
+
+// ---- Pure checks -------------------------------------------------------------------------------
+
+// Refuses when a learner is already in the cluster (etcd allows one learner at a time in
+// practice; two would also make the quorum arithmetic of the next promotion surprising). The
+// reason names the learner (name or ID, peer URL) and says to promote or remove it first.
+Result<void> checkNoPendingLearner(const std::vector<MemberInfo>& members);
+
+// Refuses removing `id` when it is the last voter, or when the voters left would have fewer
+// healthy members than their quorum; `healthy` = IDs that answered a Status. Learners never
+// count. The message says how many are healthy, how many are needed, and mentions --force.
+Result<void> checkRemoveSafe(const std::vector<MemberInfo>& members,
+                             const std::set<std::uint64_t>& healthy, std::uint64_t id);
+
+// Likewise for promoting/adding: the quorum of the voter set with `id` as a voter must be healthy
+// (the new member itself counts as healthy only when it is in `healthy`).
+Result<void> checkPromoteSafe(const std::vector<MemberInfo>& members,
+                              const std::set<std::uint64_t>& healthy, std::uint64_t id);
+
+const MemberInfo* findByPeerUrl(const std::vector<MemberInfo>& members, std::string_view url);
+const MemberInfo* findByName(const std::vector<MemberInfo>& members, std::string_view name);
+const MemberInfo* findById(const std::vector<MemberInfo>& members, std::uint64_t id);
+
+// "m1=http://..,m2=http://..,NEWNAME=NEWPEER" for a member added with MemberAdd: every member's
+// name (the just-added one has none yet: `new_name`) with each of its peer URLs. Members other
+// than `new_id` without a name (added but never started) are left out, as etcd's MemberAdd
+// answer is used by etcdctl.
+std::string initialCluster(const std::vector<MemberInfo>& members, std::uint64_t new_id,
+                           const std::string& new_name);
+
+// Quorum of n voters: n/2 + 1.
+constexpr std::size_t quorumOf(std::size_t voters) {
+  return voters / 2 + 1;
+}
+
+// "8e9e05c52164694d", etcdctl's way of printing a member ID.
+std::string hexId(std::uint64_t id);
+
+// ---- Against a cluster (blocking; every call bounded by the client's deadlines) --------------
+
+Result<std::vector<MemberInfo>> listMembers(etcd::Client& client);
+
+// The members that answered a Maintenance.Status on one of their client URLs within `timeout`
+// (asked in parallel).
+std::set<std::uint64_t> healthyMembers(const std::vector<MemberInfo>& members,
+                                       std::chrono::milliseconds timeout);
+
+struct AddedLearner {
+  std::uint64_t id = 0;
+  std::string initial_cluster;
+  bool already_registered = false;
+};
+
+// MemberAdd(isLearner=true). Idempotent: a member with this peer URL already in the cluster is
+// returned with already_registered=true instead of adding twice. Refuses while another learner
+// is pending (kFailedPrecondition; the reason names it). Retries with backoff through leader
+// changes (bounded).
+Result<AddedLearner> addLearner(etcd::Client& client, const std::string& name,
+                                const std::string& peer_url);
+
+// MemberPromote until it succeeds: etcd answers "can only promote a learner member which is in
+// sync with leader" until it caught up — retry with backoff (also through leader changes) until
+// `timeout`; `progress` gets a line per attempt worth showing. Already a voter = success.
+Result<void> promoteWhenInSync(etcd::Client& client, std::uint64_t id, std::chrono::seconds timeout,
+                               const std::function<void(const std::string&)>& progress);
+
+// MemberRemove; a member that is already gone is success.
+Result<void> removeMember(etcd::Client& client, std::uint64_t id);
+
+}  // namespace etcdagent::membership
