@@ -351,6 +351,7 @@ v1::AgentStatus Supervisor::status() const {
   if (state_) {
     s.set_member_id(health_.member_id ? health_.member_id : state_->member_id());
     s.set_plan_mode(state_->plan().mode());
+    s.set_started_once(state_->started_once());
     const auto urls = memberUrls(config_, static_cast<int>(state_->plan().client_port()),
                                  static_cast<int>(state_->plan().peer_port()));
     s.add_client_urls(urls.client);
