@@ -51,9 +51,9 @@ const MemberInfo* findByName(const std::vector<MemberInfo>& members, std::string
 const MemberInfo* findById(const std::vector<MemberInfo>& members, std::uint64_t id);
 
 // "m1=http://..,m2=http://..,NEWNAME=NEWPEER" for a member added with MemberAdd: every member's
-// name (the just-added one has none yet: `new_name`) with each of its peer URLs. Members other
-// than `new_id` without a name (added but never started) are left out, as etcd's MemberAdd
-// answer is used by etcdctl.
+// name (the just-added one has none yet: `new_name`) with each of its peer URLs. Like etcdctl's
+// ETCD_INITIAL_CLUSTER, every member is listed (one that never started with an empty name):
+// etcd refuses an "existing" initial cluster whose size differs from the cluster's.
 std::string initialCluster(const std::vector<MemberInfo>& members, std::uint64_t new_id,
                            const std::string& new_name);
 
@@ -70,9 +70,13 @@ std::string hexId(std::uint64_t id);
 Result<std::vector<MemberInfo>> listMembers(etcd::Client& client);
 
 // The members that answered a Maintenance.Status on one of their client URLs within `timeout`
-// (asked in parallel).
+// (asked in parallel; a member that answers with another ID does not count).
 std::set<std::uint64_t> healthyMembers(const std::vector<MemberInfo>& members,
                                        std::chrono::milliseconds timeout);
+// The same with the TLS and credentials of `base` (its endpoints are replaced per member).
+std::set<std::uint64_t> healthyMembers(const std::vector<MemberInfo>& members,
+                                       std::chrono::milliseconds timeout,
+                                       const etcd::ClientConfig& base);
 
 struct AddedLearner {
   std::uint64_t id = 0;

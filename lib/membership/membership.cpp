@@ -1,0 +1,389 @@
+#include "membership/membership.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <future>
+#include <thread>
+
+#include "etcd/etcdserverpb/rpc.grpc.pb.h"
+
+namespace etcdagent::membership {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using namespace std::chrono_literals;
+using etcdserverpb::Cluster;
+using etcdserverpb::Maintenance;
+
+// How long addLearner/removeMember keep retrying through leader elections. An election takes
+// about one election timeout (1 s by default); a few of them in a row still fit.
+constexpr auto kMembershipRetryBudget = 30s;
+constexpr auto kFirstBackoff = 100ms;
+constexpr auto kMaxBackoff = 2s;
+
+// Exponential backoff with a deadline: next() sleeps and says whether another attempt fits.
+class Backoff {
+ public:
+  explicit Backoff(Clock::time_point deadline) : deadline_(deadline) {}
+  bool next() {
+    const auto now = Clock::now();
+    if (now >= deadline_) return false;
+    std::this_thread::sleep_for(
+        std::min(delay_, std::chrono::duration_cast<Clock::duration>(deadline_ - now)));
+    delay_ = std::min(delay_ * 2, std::chrono::duration_cast<Clock::duration>(kMaxBackoff));
+    return Clock::now() < deadline_;
+  }
+
+ private:
+  Clock::time_point deadline_;
+  Clock::duration delay_ = kFirstBackoff;
+};
+
+bool contains(const std::string& text, std::string_view what) {
+  return text.find(what) != std::string::npos;
+}
+
+// Errors that a leader change, an election or a slow apply produce: worth another attempt.
+bool isTransient(const Error& e) {
+  return e.code == Errc::kUnavailable || e.code == Errc::kDeadlineExceeded ||
+         contains(e.message, "leader changed") || contains(e.message, "no leader") ||
+         contains(e.message, "request timed out");
+}
+
+MemberInfo fromProto(const etcdserverpb::Member& m) {
+  MemberInfo info;
+  info.id = m.id();
+  info.name = m.name();
+  info.peer_urls.assign(m.peerurls().begin(), m.peerurls().end());
+  info.client_urls.assign(m.clienturls().begin(), m.clienturls().end());
+  info.is_learner = m.islearner();
+  return info;
+}
+
+std::vector<MemberInfo> fromProto(
+    const google::protobuf::RepeatedPtrField<etcdserverpb::Member>& members) {
+  std::vector<MemberInfo> out;
+  out.reserve(members.size());
+  for (const auto& m : members) out.push_back(fromProto(m));
+  return out;
+}
+
+std::string joined(const std::vector<std::string>& items) {
+  std::string out;
+  for (const auto& s : items) out += (out.empty() ? "" : ",") + s;
+  return out;
+}
+
+// "m2 (8e9e05c52164694d)" or, for a member that never started, "8e9e05c52164694d
+// (http://h:2380)".
+std::string describe(const MemberInfo& m) {
+  if (!m.name.empty()) return "\"" + m.name + "\" (" + hexId(m.id) + ")";
+  return hexId(m.id) + " (not started yet, peer URLs " + joined(m.peer_urls) + ")";
+}
+
+std::string plural(std::size_t n, const std::string& what) {
+  return std::to_string(n) + " " + what + (n == 1 ? "" : "s");
+}
+
+// How many of `voters` answered a Status.
+std::size_t countHealthy(const std::vector<const MemberInfo*>& voters,
+                         const std::set<std::uint64_t>& healthy) {
+  return static_cast<std::size_t>(std::count_if(
+      voters.begin(), voters.end(), [&](const MemberInfo* m) { return healthy.contains(m->id); }));
+}
+
+std::string healthyList(const std::vector<const MemberInfo*>& voters,
+                        const std::set<std::uint64_t>& healthy) {
+  std::string out;
+  for (const auto* m : voters) {
+    out += (out.empty() ? "" : ", ") + (m->name.empty() ? hexId(m->id) : m->name) +
+           (healthy.contains(m->id) ? " healthy" : " down");
+  }
+  return out;
+}
+
+}  // namespace
+
+// ---- Pure checks -------------------------------------------------------------------------------
+
+std::string hexId(std::uint64_t id) {
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%llx", static_cast<unsigned long long>(id));
+  return buf;
+}
+
+Result<void> checkNoPendingLearner(const std::vector<MemberInfo>& members) {
+  for (const auto& m : members) {
+    if (!m.is_learner) continue;
+    return fail(Errc::kFailedPrecondition,
+                "learner " + describe(m) + " with peer URLs " + joined(m.peer_urls) +
+                    " is pending: etcd takes one learner at a time. Wait until it is promoted, "
+                    "or remove it with `etcd-fleet member remove " +
+                    hexId(m.id) + "` if it will never catch up, then try again");
+  }
+  return {};
+}
+
+Result<void> checkRemoveSafe(const std::vector<MemberInfo>& members,
+                             const std::set<std::uint64_t>& healthy, std::uint64_t id) {
+  const MemberInfo* target = findById(members, id);
+  if (!target) {
+    return fail(Errc::kNotFound, "member " + hexId(id) +
+                                     " is not in the cluster; `etcd-fleet member list` shows "
+                                     "the members");
+  }
+  // A learner does not vote: removing it never changes a quorum.
+  if (target->is_learner) return {};
+  std::vector<const MemberInfo*> voters, left;
+  for (const auto& m : members) {
+    if (m.is_learner) continue;
+    voters.push_back(&m);
+    if (m.id != id) left.push_back(&m);
+  }
+  if (left.empty()) {
+    return fail(Errc::kFailedPrecondition,
+                "member " + describe(*target) +
+                    " is the last voting member: removing it would leave a cluster that can "
+                    "never elect a leader. Pass --force to remove it anyway");
+  }
+  // The removal must be committed by the current voters, and the voters left must still have a
+  // quorum afterwards.
+  const std::size_t healthy_now = countHealthy(voters, healthy);
+  const std::size_t needed_now = quorumOf(voters.size());
+  if (healthy_now < needed_now) {
+    return fail(Errc::kFailedPrecondition,
+                "the cluster has " + std::to_string(healthy_now) + " healthy of " +
+                    plural(voters.size(), "voting member") + " (" + healthyList(voters, healthy) +
+                    ") and needs " + std::to_string(needed_now) + " to commit the removal of " +
+                    describe(*target) +
+                    ": bring members back first, or pass --force to try anyway");
+  }
+  const std::size_t healthy_left = countHealthy(left, healthy);
+  const std::size_t needed_left = quorumOf(left.size());
+  if (healthy_left < needed_left) {
+    return fail(Errc::kFailedPrecondition,
+                "removing " + describe(*target) + " would leave " +
+                    plural(left.size(), "voting member") + " of which " +
+                    std::to_string(healthy_left) + " " + (healthy_left == 1 ? "is" : "are") +
+                    " healthy (" + healthyList(left, healthy) + "); they need " +
+                    std::to_string(needed_left) +
+                    " for quorum, so the cluster would stop accepting writes. Bring members back "
+                    "first, or pass --force to remove it anyway");
+  }
+  return {};
+}
+
+Result<void> checkPromoteSafe(const std::vector<MemberInfo>& members,
+                              const std::set<std::uint64_t>& healthy, std::uint64_t id) {
+  const MemberInfo* target = findById(members, id);
+  if (!target) {
+    return fail(Errc::kNotFound, "member " + hexId(id) +
+                                     " is not in the cluster; `etcd-fleet member list` shows "
+                                     "the members");
+  }
+  std::vector<const MemberInfo*> voters;
+  for (const auto& m : members) {
+    if (!m.is_learner || m.id == id) voters.push_back(&m);
+  }
+  const std::size_t healthy_after = countHealthy(voters, healthy);
+  const std::size_t needed = quorumOf(voters.size());
+  if (healthy_after < needed) {
+    return fail(Errc::kFailedPrecondition,
+                "with " + describe(*target) + " as a voter the cluster would have " +
+                    plural(voters.size(), "voting member") + " of which " +
+                    std::to_string(healthy_after) + " " + (healthy_after == 1 ? "is" : "are") +
+                    " healthy (" + healthyList(voters, healthy) + "); quorum needs " +
+                    std::to_string(needed) +
+                    ". Bring members back first, or pass --force to go ahead anyway");
+  }
+  return {};
+}
+
+const MemberInfo* findByPeerUrl(const std::vector<MemberInfo>& members, std::string_view url) {
+  for (const auto& m : members) {
+    if (std::find(m.peer_urls.begin(), m.peer_urls.end(), url) != m.peer_urls.end()) return &m;
+  }
+  return nullptr;
+}
+
+const MemberInfo* findByName(const std::vector<MemberInfo>& members, std::string_view name) {
+  if (name.empty()) return nullptr;  // unstarted members have no name: never match them by it
+  for (const auto& m : members) {
+    if (m.name == name) return &m;
+  }
+  return nullptr;
+}
+
+const MemberInfo* findById(const std::vector<MemberInfo>& members, std::uint64_t id) {
+  for (const auto& m : members) {
+    if (m.id == id) return &m;
+  }
+  return nullptr;
+}
+
+std::string initialCluster(const std::vector<MemberInfo>& members, std::uint64_t new_id,
+                           const std::string& new_name) {
+  // As etcdctl prints ETCD_INITIAL_CLUSTER after `member add`: etcd checks with state
+  // "existing" that the list has as many members as the cluster, so every member is listed.
+  std::string out;
+  for (const auto& m : members) {
+    const std::string& name = m.id == new_id ? new_name : m.name;
+    for (const auto& url : m.peer_urls) out += (out.empty() ? "" : ",") + name + "=" + url;
+  }
+  return out;
+}
+
+// ---- Against a cluster -------------------------------------------------------------------------
+
+Result<std::vector<MemberInfo>> listMembers(etcd::Client& client) {
+  auto resp = client.call<&Cluster::Stub::MemberList>(etcdserverpb::MemberListRequest{},
+                                                      {etcd::Retry::kRepeatable});
+  if (!resp) return fail(resp.error().context("member list"));
+  return fromProto(resp->members());
+}
+
+std::set<std::uint64_t> healthyMembers(const std::vector<MemberInfo>& members,
+                                       std::chrono::milliseconds timeout) {
+  return healthyMembers(members, timeout, etcd::ClientConfig{});
+}
+
+std::set<std::uint64_t> healthyMembers(const std::vector<MemberInfo>& members,
+                                       std::chrono::milliseconds timeout,
+                                       const etcd::ClientConfig& base) {
+  // One thread per member so that a dead member costs one timeout, not one per member.
+  std::vector<std::future<std::uint64_t>> answers;
+  for (const auto& m : members) {
+    if (m.client_urls.empty()) continue;  // never started: cannot be healthy
+    etcd::ClientConfig cfg = base;
+    cfg.endpoints = m.client_urls;
+    cfg.dial_timeout = timeout;
+    cfg.command_timeout = timeout;
+    answers.push_back(std::async(std::launch::async, [cfg, id = m.id]() -> std::uint64_t {
+      auto client = etcd::Client::create(cfg);
+      if (!client) return 0;
+      auto status = (*client)->call<&Maintenance::Stub::Status>({}, {etcd::Retry::kRepeatable});
+      // A member that answers for another ID is not the member asked about.
+      if (!status || status->header().member_id() != id) return 0;
+      return id;
+    }));
+  }
+  std::set<std::uint64_t> out;
+  for (auto& a : answers) {
+    if (auto id = a.get(); id != 0) out.insert(id);
+  }
+  return out;
+}
+
+Result<AddedLearner> addLearner(etcd::Client& client, const std::string& name,
+                                const std::string& peer_url) {
+  Backoff backoff(Clock::now() + kMembershipRetryBudget);
+  bool sent = false;  // a MemberAdd of ours may have been applied although its answer was lost
+  Error last;
+  for (;;) {
+    auto members = listMembers(client);
+    if (!members) {
+      last = members.error();
+      if (isTransient(last) && backoff.next()) continue;
+      return fail(last);
+    }
+    if (const MemberInfo* existing = findByPeerUrl(*members, peer_url)) {
+      if (!existing->name.empty() && existing->name != name) {
+        return fail(Errc::kAlreadyExists, "peer URL " + peer_url + " belongs to member " +
+                                              describe(*existing) + ", not \"" + name +
+                                              "\": remove that member first (etcd-fleet member "
+                                              "remove " +
+                                              hexId(existing->id) + ") or use another peer URL");
+      }
+      return AddedLearner{existing->id, initialCluster(*members, existing->id, name), !sent};
+    }
+    if (const MemberInfo* same = findByName(*members, name)) {
+      return fail(Errc::kAlreadyExists,
+                  "a member named \"" + name + "\" (" + hexId(same->id) +
+                      ") already exists with peer URLs " + joined(same->peer_urls) +
+                      ": choose another name, or remove it first (etcd-fleet member remove " +
+                      name + ")");
+    }
+    if (auto r = checkNoPendingLearner(*members); !r) return fail(r.error());
+
+    etcdserverpb::MemberAddRequest req;
+    req.add_peerurls(peer_url);
+    req.set_islearner(true);
+    sent = true;
+    auto resp = client.call<&Cluster::Stub::MemberAdd>(req);
+    if (resp) {
+      const std::uint64_t id = resp->member().id();
+      return AddedLearner{id, initialCluster(fromProto(resp->members()), id, name), false};
+    }
+    last = resp.error();
+    // "Peer URLs already exists": an earlier attempt got through; "too many learner members":
+    // another learner was added meanwhile. The next round's member list tells which.
+    const bool lost_race = contains(last.message, "Peer URLs already exists") ||
+                           contains(last.message, "too many learner");
+    if ((lost_race || isTransient(last)) && backoff.next()) continue;
+    return fail(last.context("add learner " + name + " (" + peer_url + ")"));
+  }
+}
+
+Result<void> promoteWhenInSync(etcd::Client& client, std::uint64_t id, std::chrono::seconds timeout,
+                               const std::function<void(const std::string&)>& progress) {
+  const auto deadline = Clock::now() + timeout;
+  Backoff backoff(deadline);
+  auto say = [&](const std::string& line) {
+    if (progress) progress(line);
+  };
+  std::string last;
+  for (;;) {
+    etcdserverpb::MemberPromoteRequest req;
+    req.set_id(id);
+    auto resp = client.call<&Cluster::Stub::MemberPromote>(req);
+    if (resp) return {};
+    const Error& e = resp.error();
+    if (contains(e.message, "in sync with leader")) {
+      last = "learner " + hexId(id) + " is still catching up with the leader";
+    } else if (contains(e.message, "can only promote a learner member")) {
+      return {};  // already a voter: an earlier promotion went through
+    } else if (contains(e.message, "member not found")) {
+      return fail(Errc::kNotFound, "member " + hexId(id) +
+                                       " is no longer in the cluster (removed meanwhile?): add "
+                                       "it again");
+    } else if (isTransient(e)) {
+      // The promotion may have been applied with its answer lost: ask.
+      if (auto members = listMembers(client)) {
+        const MemberInfo* m = findById(*members, id);
+        if (m && !m->is_learner) return {};
+      }
+      last = e.message;
+    } else {
+      return fail(e.context("promote " + hexId(id)));
+    }
+    say(last + "; retrying");
+    if (!backoff.next()) break;
+  }
+  return fail(Errc::kDeadlineExceeded,
+              "learner " + hexId(id) + " was not promoted within " +
+                  std::to_string(timeout.count()) + " s (last answer: " + last +
+                  "). Check that its etcd runs and reaches the other members' peer URLs "
+                  "(etcd-fleet status, the agent's journal), then re-run");
+}
+
+Result<void> removeMember(etcd::Client& client, std::uint64_t id) {
+  Backoff backoff(Clock::now() + kMembershipRetryBudget);
+  bool sent = false;
+  for (;;) {
+    if (sent) {
+      // An earlier MemberRemove may have been applied with its answer lost.
+      if (auto members = listMembers(client); members && !findById(*members, id)) return {};
+    }
+    etcdserverpb::MemberRemoveRequest req;
+    req.set_id(id);
+    sent = true;
+    auto resp = client.call<&Cluster::Stub::MemberRemove>(req);
+    if (resp) return {};
+    const Error& e = resp.error();
+    if (e.code == Errc::kNotFound || contains(e.message, "member not found")) return {};
+    if (isTransient(e) && backoff.next()) continue;
+    return fail(e.context("remove member " + hexId(id)));
+  }
+}
+
+}  // namespace etcdagent::membership
