@@ -1,7 +1,6 @@
 #include "agent/config/agent_config.hpp"
 
 #include <arpa/inet.h>
-#include <toml++/toml.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -10,6 +9,7 @@
 
 #include "common/duration.hpp"
 #include "common/file_util.hpp"
+#include "common/toml_reader.hpp"
 
 namespace etcdagent::agent {
 namespace {
@@ -37,37 +37,6 @@ constexpr std::array kManagedFlags = {
     "log-outputs",
     "config-file",
 };
-
-// Collects errors in "file:line:col: key: message" form.
-class Checker {
- public:
-  explicit Checker(std::string_view source) : source_(source) {}
-
-  void error(const toml::source_region& where, std::string_view key, std::string_view message) {
-    if (!first_.empty()) return;  // report the first problem; the rest may be consequences of it
-    first_ = std::string(source_) + ":" + std::to_string(where.begin.line) + ":" +
-             std::to_string(where.begin.column) + ": " + std::string(key) + ": " +
-             std::string(message);
-  }
-  [[nodiscard]] bool ok() const { return first_.empty(); }
-  [[nodiscard]] const std::string& message() const { return first_; }
-
- private:
-  std::string_view source_;
-  std::string first_;
-};
-
-std::string typeName(const toml::node& n) {
-  switch (n.type()) {
-    case toml::node_type::string: return "a string";
-    case toml::node_type::integer: return "an integer";
-    case toml::node_type::floating_point: return "a number";
-    case toml::node_type::boolean: return "a boolean";
-    case toml::node_type::array: return "an array";
-    case toml::node_type::table: return "a table";
-    default: return "a date/time";
-  }
-}
 
 bool validName(std::string_view s) {
   return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
@@ -109,81 +78,6 @@ bool validListen(std::string_view listen) {
   return std::stoi(std::string(port)) <= 65535;
 }
 
-// Reads a table's keys into fields, reporting unknown keys and wrong types.
-class Section {
- public:
-  Section(Checker& check, const toml::table& table, std::string name)
-      : check_(check), table_(table), name_(std::move(name)) {}
-
-  void string(std::string_view key, std::string& out) {
-    known_.emplace_back(key);
-    const toml::node* n = table_.get(key);
-    if (n == nullptr) return;
-    if (auto v = n->value<std::string>(); v && n->is_string()) {
-      out = *v;
-      return;
-    }
-    check_.error(n->source(), qualified(key), "expected a string, got " + typeName(*n));
-  }
-
-  void integer(std::string_view key, std::int64_t& out) {
-    known_.emplace_back(key);
-    const toml::node* n = table_.get(key);
-    if (n == nullptr) return;
-    if (n->is_integer()) {
-      out = n->as_integer()->get();
-      return;
-    }
-    check_.error(n->source(), qualified(key), "expected an integer, got " + typeName(*n));
-  }
-
-  void strings(std::string_view key, std::vector<std::string>& out) {
-    known_.emplace_back(key);
-    const toml::node* n = table_.get(key);
-    if (n == nullptr) return;
-    const toml::array* arr = n->as_array();
-    if (arr == nullptr) {
-      check_.error(n->source(), qualified(key),
-                   "expected an array of strings, got " + typeName(*n));
-      return;
-    }
-    out.clear();
-    for (const auto& item : *arr) {
-      if (!item.is_string()) {
-        check_.error(item.source(), qualified(key),
-                     "expected an array of strings, found " + typeName(item));
-        return;
-      }
-      out.push_back(item.as_string()->get());
-    }
-  }
-
-  // Call after the known keys were read.
-  void rejectUnknown() {
-    for (const auto& [k, v] : table_) {
-      if (std::find(known_.begin(), known_.end(), k.str()) != known_.end()) continue;
-      std::string list;
-      for (const auto& key : known_) list += (list.empty() ? "" : ", ") + key;
-      check_.error(k.source().begin.line ? k.source() : v.source(), qualified(k.str()),
-                   "unknown key in [" + name_ + "] (known keys: " + list + ")");
-    }
-  }
-
-  const toml::node* node(std::string_view key) const { return table_.get(key); }
-  std::string qualified(std::string_view key) const { return name_ + "." + std::string(key); }
-
- private:
-  Checker& check_;
-  const toml::table& table_;
-  std::string name_;
-  std::vector<std::string> known_;
-};
-
-const toml::table& emptyTable() {
-  static const toml::table empty;
-  return empty;
-}
-
 }  // namespace
 
 bool isManagedEtcdFlag(std::string_view flag) {
@@ -194,20 +88,14 @@ bool isManagedEtcdFlag(std::string_view flag) {
 
 Result<AgentConfig> parseAgentConfig(std::string_view text, std::string_view source,
                                      std::string_view hostname) {
-  toml::table root;
-  try {
-    root = toml::parse(text, source);
-  } catch (const toml::parse_error& e) {
-    const auto& where = e.source();
-    return fail(Errc::kInvalidArgument,
-                std::string(source) + ":" + std::to_string(where.begin.line) + ":" +
-                    std::to_string(where.begin.column) + ": " + std::string(e.description()));
-  }
+  auto parsed = parseToml(text, source);
+  if (!parsed) return fail(parsed.error());
+  const toml::table& root = *parsed;
 
   AgentConfig cfg;
   cfg.source = std::string(source);
   cfg.member.name = std::string(hostname);
-  Checker check(source);
+  TomlChecker check(source);
 
   const std::vector<std::string> sections = {"member", "cluster", "agent", "etcd", "bootstrap"};
   for (const auto& [k, v] : root) {
@@ -223,11 +111,11 @@ Result<AgentConfig> parseAgentConfig(std::string_view text, std::string_view sou
   }
   auto table = [&](std::string_view name) -> const toml::table& {
     const toml::table* t = root[name].as_table();
-    return t != nullptr ? *t : emptyTable();
+    return t != nullptr ? *t : emptyTomlTable();
   };
 
   // [member]
-  Section member(check, table("member"), "member");
+  TomlSection member(check, table("member"), "member");
   std::int64_t client_port = cfg.member.client_port;
   std::int64_t peer_port = cfg.member.peer_port;
   member.string("name", cfg.member.name);
@@ -236,7 +124,7 @@ Result<AgentConfig> parseAgentConfig(std::string_view text, std::string_view sou
   member.integer("peer_port", peer_port);
   member.string("data_root", cfg.member.data_root);
   member.rejectUnknown();
-  auto at = [&](const Section& s, std::string_view key) {
+  auto at = [&](const TomlSection& s, std::string_view key) {
     const toml::node* n = s.node(key);
     return n != nullptr ? n->source() : toml::source_region{};
   };
@@ -268,7 +156,7 @@ Result<AgentConfig> parseAgentConfig(std::string_view text, std::string_view sou
   }
 
   // [cluster]
-  Section cluster(check, table("cluster"), "cluster");
+  TomlSection cluster(check, table("cluster"), "cluster");
   cluster.string("token", cfg.cluster.token);
   cluster.rejectUnknown();
   if (!validName(cfg.cluster.token)) {
@@ -277,7 +165,7 @@ Result<AgentConfig> parseAgentConfig(std::string_view text, std::string_view sou
   }
 
   // [agent]
-  Section agent(check, table("agent"), "agent");
+  TomlSection agent(check, table("agent"), "agent");
   agent.string("api_listen", cfg.agent.api_listen);
   agent.string("http_listen", cfg.agent.http_listen);
   agent.rejectUnknown();
@@ -296,7 +184,7 @@ Result<AgentConfig> parseAgentConfig(std::string_view text, std::string_view sou
   }
 
   // [etcd]
-  Section etcd(check, table("etcd"), "etcd");
+  TomlSection etcd(check, table("etcd"), "etcd");
   std::int64_t quota = static_cast<std::int64_t>(cfg.etcd.quota_backend_bytes);
   etcd.string("binary", cfg.etcd.binary);
   etcd.string("auto_compaction_mode", cfg.etcd.auto_compaction_mode);
@@ -345,7 +233,7 @@ Result<AgentConfig> parseAgentConfig(std::string_view text, std::string_view sou
   }
 
   // [bootstrap]
-  Section bootstrap(check, table("bootstrap"), "bootstrap");
+  TomlSection bootstrap(check, table("bootstrap"), "bootstrap");
   bootstrap.string("discovery", cfg.bootstrap.discovery);
   bootstrap.string("join", cfg.bootstrap.join);
   bootstrap.rejectUnknown();

@@ -171,7 +171,8 @@ int runCli(const std::vector<std::string>& argv, std::ostream& out, std::ostream
   }
   for (const auto& w : *warnings) err << "[WARNING] " << w << "\n";
 
-  auto options = globalOptions(global, promptPassword);
+  auto options =
+      globalOptions(global, promptPassword, [](const char* name) { return std::getenv(name); });
   if (!options) {
     err << "Error: " << options.error().message << "\n";
     return exitcode::kBadArgs;

@@ -55,6 +55,11 @@ struct GlobalOptions {
   // --command-timeout given (flag or environment): snapshot save then has a deadline, as in
   // etcdctl.
   bool command_timeout_set = false;
+  // The fleet inventory's path (--fleet, or the default under ~/.config/etcd-fleet).
+  std::string fleet_path;
+  // --endpoints (or ETCDCTL_ENDPOINTS / ETCD_FLEET_ENDPOINTS) was given: the inventory was not
+  // used for the endpoints.
+  bool endpoints_set = false;
 };
 
 // Everything a running command needs. The etcd client is created on first use, so commands

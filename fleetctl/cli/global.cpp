@@ -7,6 +7,7 @@
 #include <cctype>
 
 #include "common/file_util.hpp"
+#include "fleetctl/inventory/inventory.hpp"
 
 namespace etcdagent::fleet {
 
@@ -21,7 +22,11 @@ void defineGlobalFlags(FlagSet& f) {
       .string("discovery-srv", 'd', "",
               "domain name to query for SRV records describing cluster endpoints")
       .string("discovery-srv-name", 0, "", "service name to query when using DNS discovery")
-      .stringSlice("endpoints", 0, {"127.0.0.1:2379"}, "gRPC endpoints")
+      .stringSlice("endpoints", 0, {"127.0.0.1:2379"},
+                   "gRPC endpoints (default: the fleet inventory's members, else 127.0.0.1:2379)")
+      .string("fleet", 0, "",
+              "the fleet inventory written by bootstrap (default "
+              "~/.config/etcd-fleet/fleet.toml)")
       .boolean("hex", 0, false, "print byte strings as hex encoded strings")
       .boolean("insecure-discovery", 0, true,
                "accept insecure SRV records describing cluster endpoints")
@@ -68,7 +73,8 @@ Result<std::vector<std::string>> applyEnvironment(
 }
 
 Result<GlobalOptions> globalOptions(const FlagSet& f,
-                                    const std::function<Result<std::string>()>& prompt) {
+                                    const std::function<Result<std::string>()>& prompt,
+                                    const std::function<const char*(const char*)>& getenv) {
   GlobalOptions g;
   auto format = parseOutputFormat(f.getString("write-out"));
   if (!format) return fail(format.error());
@@ -77,6 +83,17 @@ Result<GlobalOptions> globalOptions(const FlagSet& f,
   g.debug = f.getBool("debug");
   auto& c = g.client;
   c.endpoints = f.getStringSlice("endpoints");
+  g.fleet_path = f.getString("fleet");
+  if (g.fleet_path.empty()) g.fleet_path = defaultInventoryPath(getenv);
+  g.endpoints_set = f.changed("endpoints");
+  if (!g.endpoints_set) {
+    // No --endpoints: the members of the bootstrapped fleet, so later commands need no flags.
+    auto inventory = loadInventory(g.fleet_path);
+    if (!inventory) return fail(inventory.error());
+    if (*inventory && !(*inventory)->clientEndpoints().empty()) {
+      c.endpoints = (*inventory)->clientEndpoints();
+    }
+  }
   c.dial_timeout = f.getDuration("dial-timeout");
   c.command_timeout = f.getDuration("command-timeout");
   g.command_timeout_set = f.changed("command-timeout");

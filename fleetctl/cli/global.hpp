@@ -19,8 +19,12 @@ Result<std::vector<std::string>> applyEnvironment(
     FlagSet& flags, const std::function<const char*(const char*)>& getenv);
 
 // Reads the global flags into options. `prompt` asks for a password when --user has none.
+// Without --endpoints (flag or environment) the endpoints come from the fleet inventory
+// (--fleet, default ~/.config/etcd-fleet/fleet.toml) when one exists; a malformed inventory is
+// an error naming its file, line and column.
 Result<GlobalOptions> globalOptions(const FlagSet& flags,
-                                    const std::function<Result<std::string>()>& prompt);
+                                    const std::function<Result<std::string>()>& prompt,
+                                    const std::function<const char*(const char*)>& getenv);
 
 // Reads a password from the terminal without echo.
 Result<std::string> promptPassword();

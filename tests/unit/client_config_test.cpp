@@ -104,10 +104,13 @@ TEST(GlobalFlags, UserWithPasswordIsSplitAndNoPromptHappens) {
   fleet::defineGlobalFlags(f);
   ASSERT_TRUE(fleet::parseArgs({"--user", "root:12:3"}, {&f}));
   bool prompted = false;
-  auto g = fleet::globalOptions(f, [&]() -> Result<std::string> {
-    prompted = true;
-    return std::string("x");
-  });
+  auto g = fleet::globalOptions(
+      f,
+      [&]() -> Result<std::string> {
+        prompted = true;
+        return std::string("x");
+      },
+      FakeEnv{});
   ASSERT_TRUE(g);
   EXPECT_EQ(g->client.user, "root");
   EXPECT_EQ(g->client.password, "12:3");
@@ -118,7 +121,8 @@ TEST(GlobalFlags, UserWithoutPasswordPrompts) {
   fleet::FlagSet f;
   fleet::defineGlobalFlags(f);
   ASSERT_TRUE(fleet::parseArgs({"--user", "root"}, {&f}));
-  auto g = fleet::globalOptions(f, []() -> Result<std::string> { return std::string("typed"); });
+  auto g = fleet::globalOptions(
+      f, []() -> Result<std::string> { return std::string("typed"); }, FakeEnv{});
   ASSERT_TRUE(g);
   EXPECT_EQ(g->client.password, "typed");
 }
@@ -127,7 +131,8 @@ TEST(GlobalFlags, UnknownOutputFormatIsAnError) {
   fleet::FlagSet f;
   fleet::defineGlobalFlags(f);
   ASSERT_TRUE(fleet::parseArgs({"-w", "yaml"}, {&f}));
-  auto g = fleet::globalOptions(f, []() -> Result<std::string> { return std::string(); });
+  auto g = fleet::globalOptions(
+      f, []() -> Result<std::string> { return std::string(); }, FakeEnv{});
   ASSERT_FALSE(g);
   EXPECT_NE(g.error().message.find("yaml"), std::string::npos);
 }
