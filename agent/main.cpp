@@ -12,6 +12,7 @@
 #include <iostream>
 #include <string>
 
+#include "agent/bootstrap/joiner.hpp"
 #include "agent/bootstrap/state_store.hpp"
 #include "agent/config/agent_config.hpp"
 #include "agent/http/http_server.hpp"
@@ -114,6 +115,10 @@ int run(AgentConfig config) {
     log.agent(LOG_ERR,
               r.error().message + " (agent.http_listen); /healthz and /metrics are unavailable");
   }
+  // [bootstrap] join: an agent without a plan adds itself to a running cluster as a learner and
+  // is promoted once it caught up; the etcd calls run on the joiner's thread.
+  Joiner joiner(io, supervisor, log);
+  joiner.start();
   log.agent(LOG_INFO, "etcd-agent " + std::string(kVersion) + " serving the agent API on " +
                           config.agent.api_listen + " and HTTP on " + config.agent.http_listen);
   notifier.ready(supervisor.statusLine());

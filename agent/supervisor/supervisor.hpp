@@ -50,6 +50,13 @@ class Supervisor {
   [[nodiscard]] const AgentConfig& config() const { return config_; }
   [[nodiscard]] const std::optional<v1::MemberState>& state() const { return state_; }
 
+  // For the bootstrap flows beside the supervisor ([bootstrap] join): their error shows in
+  // GetStatus last_error (and STATUS=) until the next plan or restart clears it; "" clears it.
+  void reportError(std::string message) {
+    last_error_ = std::move(message);
+    changed();
+  }
+
   // Called on the event loop whenever status() may have changed.
   void onChange(std::function<void()> callback) { on_change_ = std::move(callback); }
 

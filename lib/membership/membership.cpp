@@ -1,8 +1,10 @@
 #include "membership/membership.hpp"
 
 #include <algorithm>
+#include <condition_variable>
 #include <cstdio>
 #include <future>
+#include <mutex>
 #include <thread>
 
 #include "etcd/etcdserverpb/rpc.grpc.pb.h"
@@ -21,23 +23,35 @@ constexpr auto kMembershipRetryBudget = 30s;
 constexpr auto kFirstBackoff = 100ms;
 constexpr auto kMaxBackoff = 2s;
 
-// Exponential backoff with a deadline: next() sleeps and says whether another attempt fits.
+// Exponential backoff with a deadline: next() sleeps and says whether another attempt fits. A
+// stop request wakes it at once.
 class Backoff {
  public:
-  explicit Backoff(Clock::time_point deadline) : deadline_(deadline) {}
+  Backoff(Clock::time_point deadline, std::stop_token stop)
+      : deadline_(deadline), stop_(std::move(stop)) {}
   bool next() {
     const auto now = Clock::now();
-    if (now >= deadline_) return false;
-    std::this_thread::sleep_for(
-        std::min(delay_, std::chrono::duration_cast<Clock::duration>(deadline_ - now)));
+    if (now >= deadline_ || stop_.stop_requested()) return false;
+    const auto wait =
+        std::min(delay_, std::chrono::duration_cast<Clock::duration>(deadline_ - now));
+    std::unique_lock lock(mu_);
+    cv_.wait_for(lock, stop_, wait, [] { return false; });
     delay_ = std::min(delay_ * 2, std::chrono::duration_cast<Clock::duration>(kMaxBackoff));
-    return Clock::now() < deadline_;
+    return Clock::now() < deadline_ && !stop_.stop_requested();
   }
+  [[nodiscard]] bool stopped() const { return stop_.stop_requested(); }
 
  private:
   Clock::time_point deadline_;
+  std::stop_token stop_;
   Clock::duration delay_ = kFirstBackoff;
+  std::mutex mu_;
+  std::condition_variable_any cv_;
 };
+
+Error cancelled(const std::string& what) {
+  return Error{Errc::kCancelled, what + ": cancelled (shutting down)"};
+}
 
 bool contains(const std::string& text, std::string_view what) {
   return text.find(what) != std::string::npos;
@@ -275,8 +289,8 @@ std::set<std::uint64_t> healthyMembers(const std::vector<MemberInfo>& members,
 }
 
 Result<AddedLearner> addLearner(etcd::Client& client, const std::string& name,
-                                const std::string& peer_url) {
-  Backoff backoff(Clock::now() + kMembershipRetryBudget);
+                                const std::string& peer_url, std::stop_token stop) {
+  Backoff backoff(Clock::now() + kMembershipRetryBudget, stop);
   bool sent = false;  // a MemberAdd of ours may have been applied although its answer was lost
   Error last;
   for (;;) {
@@ -304,6 +318,7 @@ Result<AddedLearner> addLearner(etcd::Client& client, const std::string& name,
                       name + ")");
     }
     if (auto r = checkNoPendingLearner(*members); !r) return fail(r.error());
+    if (backoff.stopped()) return fail(cancelled("add learner " + name));
 
     etcdserverpb::MemberAddRequest req;
     req.add_peerurls(peer_url);
@@ -325,9 +340,10 @@ Result<AddedLearner> addLearner(etcd::Client& client, const std::string& name,
 }
 
 Result<void> promoteWhenInSync(etcd::Client& client, std::uint64_t id, std::chrono::seconds timeout,
-                               const std::function<void(const std::string&)>& progress) {
+                               const std::function<void(const std::string&)>& progress,
+                               std::stop_token stop) {
   const auto deadline = Clock::now() + timeout;
-  Backoff backoff(deadline);
+  Backoff backoff(deadline, stop);
   auto say = [&](const std::string& line) {
     if (progress) progress(line);
   };
@@ -359,6 +375,7 @@ Result<void> promoteWhenInSync(etcd::Client& client, std::uint64_t id, std::chro
     say(last + "; retrying");
     if (!backoff.next()) break;
   }
+  if (backoff.stopped()) return fail(cancelled("promote " + hexId(id)));
   return fail(Errc::kDeadlineExceeded,
               "learner " + hexId(id) + " was not promoted within " +
                   std::to_string(timeout.count()) + " s (last answer: " + last +
@@ -366,8 +383,8 @@ Result<void> promoteWhenInSync(etcd::Client& client, std::uint64_t id, std::chro
                   "(etcd-fleet status, the agent's journal), then re-run");
 }
 
-Result<void> removeMember(etcd::Client& client, std::uint64_t id) {
-  Backoff backoff(Clock::now() + kMembershipRetryBudget);
+Result<void> removeMember(etcd::Client& client, std::uint64_t id, std::stop_token stop) {
+  Backoff backoff(Clock::now() + kMembershipRetryBudget, stop);
   bool sent = false;
   for (;;) {
     if (sent) {

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <functional>
 #include <set>
+#include <stop_token>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -88,16 +89,18 @@ struct AddedLearner {
 // returned with already_registered=true instead of adding twice. Refuses while another learner
 // is pending (kFailedPrecondition; the reason names it). Retries with backoff through leader
 // changes (bounded).
+// `stop` ends the retries early (kCancelled), e.g. when the agent shuts down.
 Result<AddedLearner> addLearner(etcd::Client& client, const std::string& name,
-                                const std::string& peer_url);
+                                const std::string& peer_url, std::stop_token stop = {});
 
 // MemberPromote until it succeeds: etcd answers "can only promote a learner member which is in
 // sync with leader" until it caught up — retry with backoff (also through leader changes) until
 // `timeout`; `progress` gets a line per attempt worth showing. Already a voter = success.
 Result<void> promoteWhenInSync(etcd::Client& client, std::uint64_t id, std::chrono::seconds timeout,
-                               const std::function<void(const std::string&)>& progress);
+                               const std::function<void(const std::string&)>& progress,
+                               std::stop_token stop = {});
 
 // MemberRemove; a member that is already gone is success.
-Result<void> removeMember(etcd::Client& client, std::uint64_t id);
+Result<void> removeMember(etcd::Client& client, std::uint64_t id, std::stop_token stop = {});
 
 }  // namespace etcdagent::membership

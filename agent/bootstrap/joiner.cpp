@@ -1,0 +1,224 @@
+#include "agent/bootstrap/joiner.hpp"
+
+#include <syslog.h>
+
+#include <boost/asio/post.hpp>
+
+#include "agent/bootstrap/preflight.hpp"
+#include "agent/supervisor/etcd_flags.hpp"
+#include "etcd/client.hpp"
+#include "membership/membership.hpp"
+
+namespace etcdagent::agent {
+namespace {
+
+using namespace std::chrono_literals;
+
+Result<std::unique_ptr<etcd::Client>> joinClient(const std::string& join) {
+  etcd::ClientConfig cfg;
+  cfg.endpoints = joinEndpoints(join);
+  cfg.dial_timeout = 2s;
+  cfg.command_timeout = 5s;
+  auto client = etcd::Client::create(cfg);
+  if (!client) return fail(client.error().context("[bootstrap] join = \"" + join + "\""));
+  return client;
+}
+
+}  // namespace
+
+bool shouldJoin(const AgentConfig& config, const std::optional<v1::MemberState>& state) {
+  if (config.bootstrap.join.empty()) return false;
+  return !state || state->plan().mode() == v1::PLAN_MODE_LEARNER;
+}
+
+v1::Plan joinPlan(const AgentConfig& config, int client_port, int peer_port,
+                  const std::string& initial_cluster) {
+  v1::Plan plan;
+  plan.set_mode(v1::PLAN_MODE_LEARNER);
+  plan.set_member_name(config.member.name);
+  plan.set_cluster_token(config.cluster.token);
+  plan.set_initial_cluster(initial_cluster);
+  plan.set_client_port(static_cast<unsigned>(client_port));
+  plan.set_peer_port(static_cast<unsigned>(peer_port));
+  return plan;
+}
+
+std::vector<std::string> joinEndpoints(const std::string& join) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (start <= join.size()) {
+    std::size_t comma = join.find(',', start);
+    if (comma == std::string::npos) comma = join.size();
+    std::string item = join.substr(start, comma - start);
+    while (!item.empty() && item.front() == ' ') item.erase(item.begin());
+    while (!item.empty() && item.back() == ' ') item.pop_back();
+    if (!item.empty()) out.push_back(item);
+    start = comma + 1;
+  }
+  return out;
+}
+
+Joiner::Joiner(boost::asio::io_context& io, Supervisor& supervisor, const EtcdLogSink& log)
+    : io_(io), supervisor_(supervisor), log_(log), retry_timer_(io) {}
+
+Joiner::~Joiner() {
+  alive_.reset();
+  retry_timer_.cancel();
+  stop_.request_stop();
+  // A blocking call in flight ends within the client's deadlines (or the promote timeout).
+  worker_.join();
+}
+
+void Joiner::start() {
+  const AgentConfig& config = supervisor_.config();
+  if (!shouldJoin(config, supervisor_.state())) return;
+  if (const auto& state = supervisor_.state()) {
+    client_port_ = static_cast<int>(state->plan().client_port());
+    peer_port_ = static_cast<int>(state->plan().peer_port());
+  } else {
+    // Ports the config leaves at 0 are chosen once, as Preflight would, and kept across retries:
+    // the peer URL is what the cluster knows this member by.
+    client_port_ = config.member.client_port ? config.member.client_port
+                                             : findFreePort(config.member.advertise_host, 2379);
+    peer_port_ = config.member.peer_port
+                     ? config.member.peer_port
+                     : findFreePort(config.member.advertise_host, client_port_ + 1, client_port_);
+  }
+  peer_url_ = memberUrls(config, client_port_, peer_port_).peer;
+  log_.agent(LOG_INFO, "[bootstrap] join: joining the cluster at " + config.bootstrap.join +
+                           " as a learner with peer URL " + peer_url_);
+  attempt();
+}
+
+void Joiner::attempt() {
+  const bool has_plan = supervisor_.state().has_value();
+  const std::string join = supervisor_.config().bootstrap.join;
+  const std::string name = supervisor_.config().member.name;
+  std::weak_ptr<int> alive = alive_;
+  boost::asio::post(
+      worker_, [this, alive, has_plan, join, name, peer = peer_url_, stop = stop_.get_token()] {
+        auto registered = [&]() -> Result<Registered> {
+          auto client = joinClient(join);
+          if (!client) return fail(client.error());
+          if (!has_plan) {
+            auto added = membership::addLearner(**client, name, peer, stop);
+            if (!added) return fail(added.error());
+            return Registered{added->id, added->initial_cluster, added->already_registered};
+          }
+          // A restart with the learner plan already accepted: only the promotion may be missing. A
+          // member with data must never be added again, so look it up instead.
+          auto members = membership::listMembers(**client);
+          if (!members) return fail(members.error());
+          const auto* me = membership::findByPeerUrl(*members, peer);
+          if (!me) {
+            return fail(Errc::kNotFound,
+                        "peer URL " + peer + " is not a member of the cluster at " + join +
+                            " any more (removed?): this member's data cannot join again. Wipe it "
+                            "(etcd-fleet member remove " +
+                            name + ") and restart etcd-agent to join afresh");
+          }
+          return Registered{me->id, "", true};
+        }();
+        boost::asio::post(io_, [this, alive, r = std::move(registered)]() mutable {
+          if (alive.expired()) return;
+          onRegistered(std::move(r));
+        });
+      });
+}
+
+void Joiner::onRegistered(Result<Registered> registered) {
+  if (!registered) {
+    if (registered.error().code == Errc::kNotFound && supervisor_.state()) {
+      report("[bootstrap] join: " + registered.error().message);
+      log_.agent(LOG_ERR, "[bootstrap] join: " + registered.error().message);
+      return;  // retrying cannot help
+    }
+    retry(registered.error().message);
+    return;
+  }
+  const auto id = registered->id;
+  if (registered->already_registered) {
+    log_.agent(LOG_NOTICE, "[bootstrap] join: already registered in the cluster as member " +
+                               membership::hexId(id) + " (" + peer_url_ + "); not adding it again");
+  } else {
+    log_.agent(LOG_INFO, "[bootstrap] join: added as learner " + membership::hexId(id) +
+                             "; initial cluster " + registered->initial_cluster);
+  }
+  if (!supervisor_.state()) {
+    auto plan =
+        joinPlan(supervisor_.config(), client_port_, peer_port_, registered->initial_cluster);
+    if (auto r = supervisor_.applyPlan(plan); !r) {
+      retry("cannot start the learner: " + r.error().message);
+      return;
+    }
+    reported_ = false;  // applyPlan cleared last_error
+  }
+  promote(id);
+}
+
+void Joiner::promote(std::uint64_t id) {
+  const std::string join = supervisor_.config().bootstrap.join;
+  std::weak_ptr<int> alive = alive_;
+  boost::asio::post(worker_,
+                    [this, alive, join, id, timeout = promote_timeout, stop = stop_.get_token()] {
+                      std::string last_line;
+                      auto progress = [&](const std::string& line) {
+                        if (line == last_line)
+                          return;  // one journal line per change, not per attempt
+                        last_line = line;
+                        boost::asio::post(io_, [this, alive, line] {
+                          if (!alive.expired()) log_.agent(LOG_INFO, "[bootstrap] join: " + line);
+                        });
+                      };
+                      Result<void> done = [&]() -> Result<void> {
+                        auto client = joinClient(join);
+                        if (!client) return fail(client.error());
+                        return membership::promoteWhenInSync(**client, id, timeout, progress, stop);
+                      }();
+                      boost::asio::post(io_, [this, alive, id, done = std::move(done)]() mutable {
+                        if (alive.expired()) return;
+                        onPromoted(id, std::move(done));
+                      });
+                    });
+}
+
+void Joiner::onPromoted(std::uint64_t id, Result<void> done) {
+  if (!done) {
+    retry(done.error().message);
+    return;
+  }
+  log_.agent(LOG_NOTICE,
+             "[bootstrap] join: member " + membership::hexId(id) + " is a voting member now");
+  if (reported_) {
+    supervisor_.reportError("");
+    reported_ = false;
+  }
+}
+
+void Joiner::retry(const std::string& why) {
+  ++attempts_;
+  if (attempts_ >= max_attempts) {
+    const std::string msg = "[bootstrap] join: giving up after " + std::to_string(attempts_) +
+                            " attempts: " + why + ". Restart etcd-agent to try again";
+    log_.agent(LOG_ERR, msg);
+    report(msg);
+    return;
+  }
+  delay_ = delay_.count() == 0 ? first_retry : std::min(delay_ * 2, max_retry);
+  const std::string msg = "[bootstrap] join: " + why + " (attempt " + std::to_string(attempts_) +
+                          " of " + std::to_string(max_attempts) + ", retrying in " +
+                          std::to_string(delay_.count()) + " ms)";
+  log_.agent(LOG_WARNING, msg);
+  report(msg);
+  retry_timer_.expires_after(delay_);
+  retry_timer_.async_wait([this](const boost::system::error_code& ec) {
+    if (!ec) attempt();
+  });
+}
+
+void Joiner::report(const std::string& message) {
+  supervisor_.reportError(message);
+  reported_ = true;
+}
+
+}  // namespace etcdagent::agent
