@@ -1,0 +1,75 @@
+#include "fleetctl/output/status.hpp"
+
+#include <cstdio>
+
+#include "fleetctl/output/format.hpp"
+#include "fleetctl/output/json.hpp"
+#include "fleetctl/output/table.hpp"
+
+namespace etcdagent::fleet {
+namespace {
+
+std::string hexId(std::uint64_t id) {
+  if (id == 0) return "-";
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%lx", static_cast<unsigned long>(id));
+  return buf;
+}
+
+// Numbers that only a reachable, running member knows: "-" otherwise, never a misleading 0.
+std::string known(const StatusRow& r, std::uint64_t v) {
+  return r.reachable && (r.raft_term != 0 || r.revision != 0) ? std::to_string(v) : "-";
+}
+
+std::string dash(const std::string& s) {
+  return s.empty() ? "-" : s;
+}
+
+}  // namespace
+
+std::string renderStatusTable(const std::vector<StatusRow>& rows) {
+  Table t({"HOST", "NAME", "ID", "ROLE", "STATE", "RAFT TERM", "RAFT INDEX", "REVISION",
+           "DB SIZE / IN USE", "RESTARTS", "AUTOSTART", "LAST SNAPSHOT"});
+  for (const auto& r : rows) {
+    const bool running = r.reachable && (r.raft_term != 0 || r.revision != 0);
+    t.addRow({dash(r.host), dash(r.name), hexId(r.id), dash(r.role), dash(r.state),
+              known(r, r.raft_term), known(r, r.raft_index),
+              known(r, static_cast<std::uint64_t>(r.revision)),
+              running ? humanizeBytes(static_cast<std::uint64_t>(r.db_size)) + " / " +
+                            humanizeBytes(static_cast<std::uint64_t>(r.db_size_in_use))
+                      : "-",
+              r.reachable ? std::to_string(r.restarts) : "-", dash(r.autostart),
+              dash(r.last_snapshot)});
+  }
+  return t.render();
+}
+
+std::string renderStatusJson(const std::string& cluster_token, const std::vector<StatusRow>& rows) {
+  std::string members;
+  for (const auto& r : rows) {
+    JsonObject o;
+    o.str("host", r.host)
+        .str("name", r.name)
+        .str("id", r.id ? hexId(r.id) : "")
+        .str("role", r.role)
+        .str("state", r.state)
+        .boolean("reachable", r.reachable)
+        .boolean("in_inventory", r.in_inventory)
+        .boolean("in_cluster", r.in_cluster)
+        .unum("raft_term", r.raft_term)
+        .unum("raft_index", r.raft_index)
+        .num("revision", r.revision)
+        .num("db_size", r.db_size)
+        .num("db_size_in_use", r.db_size_in_use)
+        .unum("restarts", r.restarts)
+        .str("autostart", r.autostart)
+        .str("last_snapshot", r.last_snapshot);
+    if (!r.error.empty()) o.str("error", r.error);
+    members += (members.empty() ? "" : ",") + o.str();
+  }
+  JsonObject top;
+  top.str("cluster", cluster_token).raw("members", "[" + members + "]");
+  return top.str() + "\n";
+}
+
+}  // namespace etcdagent::fleet
