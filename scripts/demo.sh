@@ -1,18 +1,21 @@
 #!/usr/bin/env bash
-# The main job, run by `./dev demo`: a 3-member etcd cluster on loopback (127.0.0.11-13), driven
-# entirely through etcd-fleet. Everything it starts is stopped by PID on exit.
-#
-# Today the members are plain etcd processes started here; once the agent and bootstrap land, the
-# same script starts three etcd-agent instances and `etcd-fleet bootstrap` forms the cluster.
+# The main job, run by `./dev demo`: three etcd-agents on loopback (127.0.0.11-13), formed into a
+# 3-member etcd cluster by `etcd-fleet bootstrap`, then used through the fleet inventory alone.
+# Each "host" is a loopback address with the default ports: etcd 2379/2380, agent API 2378,
+# agent HTTP 2377. Everything lives in a temporary directory (the inventory too: the user's
+# ~/.config/etcd-fleet is never touched); everything started here is stopped by PID on exit, so
+# the demo can run again right away.
 set -euo pipefail
 
-BUILD=${1:?usage: demo.sh BUILD_DIR}
+BUILD=$(cd "${1:?usage: demo.sh BUILD_DIR}" && pwd)
 FLEET="$BUILD/fleetctl/etcd-fleet"
+AGENT="$BUILD/agent/etcd-agent"
 HOSTS=(127.0.0.11 127.0.0.12 127.0.0.13)
 WORK=$(mktemp -d /tmp/etcd-fleet-demo.XXXXXX)
 PIDS=()
 
 cleanup() {
+  # SIGTERM to each agent we started: it stops its etcd before it exits.
   for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
   for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
   rm -rf "$WORK"
@@ -21,39 +24,50 @@ trap cleanup EXIT INT TERM
 
 step() { printf '\n\033[1m$ %s\033[0m\n' "$*"; }
 
-initial=""
-for i in "${!HOSTS[@]}"; do
-  initial+="${initial:+,}m$((i + 1))=http://${HOSTS[$i]}:2380"
+# A port of a previous run still in use (another program, or an etcd that outlived its agent)
+# would make the bootstrap's preflight refuse: say so up front.
+for h in "${HOSTS[@]}"; do
+  for p in 2377 2378 2379 2380; do
+    if (exec 3<>"/dev/tcp/$h/$p") 2>/dev/null; then
+      echo "demo: $h:$p is in use; stop whatever listens there (ss -ltnp) and retry" >&2
+      exit 1
+    fi
+  done
 done
+
 for i in "${!HOSTS[@]}"; do
   h=${HOSTS[$i]}
   name="m$((i + 1))"
-  etcd --name "$name" --data-dir "$WORK/$name" \
-    --listen-client-urls "http://$h:2379" --advertise-client-urls "http://$h:2379" \
-    --listen-peer-urls "http://$h:2380" --initial-advertise-peer-urls "http://$h:2380" \
-    --initial-cluster "$initial" --initial-cluster-token demo --initial-cluster-state new \
-    >"$WORK/$name.log" 2>&1 &
+  mkdir -p "$WORK/$name"
+  cat >"$WORK/$name/agent.toml" <<EOF
+[member]
+name = "$name"
+advertise_host = "$h"
+client_port = 2379
+peer_port = 2380
+data_root = "$WORK/$name/data"
+[agent]
+api_listen = "$h:2378"
+http_listen = "$h:2377"
+[etcd]
+binary = "$(command -v etcd || echo /usr/bin/etcd)"
+EOF
+  "$AGENT" --config "$WORK/$name/agent.toml" >"$WORK/$name/agent.log" 2>&1 &
   PIDS+=($!)
 done
-ENDPOINTS=$(IFS=,; echo "${HOSTS[*]/%/:2379}")
-export ETCDCTL_ENDPOINTS=$ENDPOINTS
+echo "started etcd-agent on ${HOSTS[*]} (logs in $WORK/m*/agent.log)"
 
-printf 'starting 3 etcd members on %s ' "$ENDPOINTS"
-for _ in $(seq 1 100); do
-  if "$FLEET" endpoint health >/dev/null 2>&1; then break; fi
-  printf '.'
-  sleep 0.2
-done
+step "etcd-fleet bootstrap --hosts ${HOSTS[*]// /,} --fleet $WORK/fleet.toml"
+"$FLEET" bootstrap --hosts "$(IFS=,; echo "${HOSTS[*]}")" --fleet "$WORK/fleet.toml"
+step "cat $WORK/fleet.toml"
+cat "$WORK/fleet.toml"
+step "etcd-fleet --fleet $WORK/fleet.toml put greeting 'hello, fleet'"
+"$FLEET" --fleet "$WORK/fleet.toml" put greeting 'hello, fleet'
+step "etcd-fleet --fleet $WORK/fleet.toml get greeting"
+"$FLEET" --fleet "$WORK/fleet.toml" get greeting
+step "etcd-fleet --fleet $WORK/fleet.toml member list -w table"
+"$FLEET" --fleet "$WORK/fleet.toml" member list -w table
+step "etcd-fleet --fleet $WORK/fleet.toml status"
+"$FLEET" --fleet "$WORK/fleet.toml" status
 echo
-step "etcd-fleet endpoint health"
-"$FLEET" endpoint health
-step "etcd-fleet member list -w table"
-"$FLEET" member list -w table
-step "etcd-fleet put greeting 'hello, fleet'"
-"$FLEET" put greeting 'hello, fleet'
-step "etcd-fleet get greeting -w json"
-"$FLEET" get greeting -w json
-step "etcd-fleet endpoint status -w table"
-"$FLEET" endpoint status -w table
-echo
-echo "demo finished; the cluster is stopped and its data removed."
+echo "demo finished; the agents and their members are stopped and the data removed."
