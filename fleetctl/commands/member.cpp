@@ -1,10 +1,11 @@
 // member list | add | remove | update | promote — etcdctl's membership commands over the Cluster
-// service.
+// service. `member add --host` and `member remove` are the fleet's forms (member_fleet.cpp).
 
 #include <cctype>
 
 #include "etcd/etcdserverpb/rpc.grpc.pb.h"
 #include "fleetctl/commands/cluster.hpp"
+#include "fleetctl/commands/member_fleet.hpp"
 #include "fleetctl/commands/util.hpp"
 #include "fleetctl/output/cluster.hpp"
 
@@ -45,6 +46,7 @@ CommandResult runList(Context& ctx) {
 }
 
 CommandResult runAdd(Context& ctx) {
+  if (ctx.flags().changed("host")) return runMemberAddHost(ctx);
   const auto& args = ctx.args();
   if (args.empty()) return badArgs("member name not provided");
   if (args.size() > 1) {
@@ -68,19 +70,6 @@ CommandResult runAdd(Context& ctx) {
   auto resp = client.call<&Cluster::Stub::MemberAdd>(req);
   if (!resp) return commandError(resp.error());
   printMemberAdd(ctx.output(), *resp, args[0], peerUrlsText);
-  return {};
-}
-
-CommandResult runRemove(Context& ctx) {
-  auto id = memberIdArg(ctx);
-  if (!id) return std::unexpected(id.error());
-  if (auto r = requireFormat(ctx, {OutputFormat::kSimple, OutputFormat::kJson}); !r) return r;
-  etcdserverpb::MemberRemoveRequest req;
-  req.set_id(*id);
-  FLEET_TRY_CLIENT(client, ctx);
-  auto resp = client.call<&Cluster::Stub::MemberRemove>(req);
-  if (!resp) return commandError(resp.error());
-  printMemberRemove(ctx.output(), *id, *resp);
   return {};
 }
 
@@ -119,12 +108,19 @@ std::vector<Command> memberCommands() {
   std::vector<Command> out;
   out.push_back({
       .name = "add",
-      .usage = "member add <memberName> [options]",
+      .usage = "member add <memberName> [options] | member add --host HOST[:PORT] [--name NAME]",
       .summary = "Adds a member into the cluster",
       .flags =
           [](FlagSet& f) {
             f.string("peer-urls", 0, "", "comma separated peer URLs for the new member.")
-                .boolean("learner", 0, false, "indicates if the new member is raft learner");
+                .boolean("learner", 0, false, "indicates if the new member is raft learner")
+                .string("host", 0, "",
+                        "join the etcd-agent on HOST[:PORT] (no plan yet) as a learner, then "
+                        "promote it (replaces <memberName> and --peer-urls)")
+                .string("name", 0, "",
+                        "with --host: the member name the agent is configured with (checked)")
+                .duration("promote-timeout", 0, "2m0s",
+                          "with --host: how long the learner may take to catch up");
           },
       .run = runAdd,
   });
@@ -147,9 +143,20 @@ std::vector<Command> memberCommands() {
   });
   out.push_back({
       .name = "remove",
-      .usage = "member remove <memberID>",
+      .usage = "member remove <memberID|memberName> [--force]",
       .summary = "Removes a member from the cluster",
-      .run = runRemove,
+      .description =
+          "\tRefuses when the voting members left would lose quorum, or when the member is the\n"
+          "\tlast voter (--force overrides). Then stops and wipes the member on its etcd-agent\n"
+          "\t(found in the fleet inventory); when that agent is unreachable the member is\n"
+          "\treported as stale and the exit code is 1: run the command again once the host is\n"
+          "\tback to wipe it.",
+      .flags =
+          [](FlagSet& f) {
+            f.boolean("force", 0, false,
+                      "remove even when the cluster would lose quorum (prints a warning)");
+          },
+      .run = runMemberRemove,
   });
   out.push_back({
       .name = "update",
