@@ -12,9 +12,11 @@
 #include <iostream>
 #include <string>
 
+#include "agent/bootstrap/auto_plan.hpp"
 #include "agent/bootstrap/joiner.hpp"
 #include "agent/bootstrap/state_store.hpp"
 #include "agent/config/agent_config.hpp"
+#include "agent/http/discovery_endpoint.hpp"
 #include "agent/http/http_server.hpp"
 #include "agent/http/status_endpoints.hpp"
 #include "agent/service/agent_service.hpp"
@@ -90,6 +92,19 @@ int run(AgentConfig config) {
   }
 
   AgentService service(io, supervisor, UnitControl::forThisProcess());
+  // The coordinator (etcd v2 discovery) shares the HTTP endpoint; its tokens live on disk.
+  DiscoveryEndpoint discovery(io, config.member.data_root + "/discovery");
+  for (const auto& problem : discovery.load()) log.agent(LOG_WARNING, "coordinator: " + problem);
+  unsigned short http_port = 0;  // set once HTTP listens; read on the loop
+  service.setDiscovery([&](unsigned size) -> Result<v1::NewDiscoveryTokenResponse> {
+    if (http_port == 0) {
+      return fail(Errc::kUnavailable, "the HTTP endpoint (agent.http_listen " +
+                                          config.agent.http_listen +
+                                          ") is not listening; see the agent's journal");
+    }
+    return discovery.newToken(
+        size, discoveryBaseUrl(config.agent.http_listen, config.member.advertise_host, http_port));
+  });
   grpc::ServerBuilder builder;
   int bound_port = 0;
   builder.AddListeningPort(config.agent.api_listen, grpc::InsecureServerCredentials(), &bound_port);
@@ -110,10 +125,23 @@ int run(AgentConfig config) {
   HttpServer http(io);
   http.route("/healthz", [&](const HttpRequest&) { return healthz(supervisor.status()); });
   http.route("/metrics", [&](const HttpRequest&) { return metrics(supervisor.status()); });
+  discovery.attach(http);
   if (auto r = http.listen(config.agent.http_listen); !r) {
     // The member does not depend on it: report, and keep supervising.
     log.agent(LOG_ERR,
-              r.error().message + " (agent.http_listen); /healthz and /metrics are unavailable");
+              r.error().message +
+                  " (agent.http_listen); /healthz, /metrics and discovery are unavailable");
+  } else {
+    http_port = http.port();
+  }
+  // [bootstrap] discovery: an agent without a plan registers itself (after HTTP listens, in case
+  // the URL names this agent's own coordinator).
+  if (auto plan = autoPlan(config); plan && !supervisor.state()) {
+    log.agent(LOG_INFO, "no plan yet: joining the cluster at " + plan->discovery_url() +
+                            " ([bootstrap] discovery)");
+    if (auto r = supervisor.applyPlan(*plan); !r) {
+      log.agent(LOG_ERR, "[bootstrap] discovery: " + r.error().message);
+    }
   }
   // [bootstrap] join: an agent without a plan adds itself to a running cluster as a learner and
   // is promoted once it caught up; the etcd calls run on the joiner's thread.

@@ -3,6 +3,7 @@
 #include <boost/asio/ip/address.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <optional>
 
 namespace etcdagent::agent {
 namespace {
@@ -36,7 +37,12 @@ class Session : public std::enable_shared_from_this<Session> {
     req.target = std::string(request_.target());
     parseTarget(req.target, req.path, req.query);
     req.body = request_.body();
-    HttpResponse out = server_.handle(req);
+    // A long-poll answers later; the session (and its socket) lives in the callback until then.
+    server_.dispatch(
+        req, [self = shared_from_this()](HttpResponse out) { self->write(std::move(out)); });
+  }
+
+  void write(HttpResponse out) {
     response_ = {};
     response_.version(request_.version());
     response_.result(static_cast<http::status>(out.status));
@@ -46,6 +52,8 @@ class Session : public std::enable_shared_from_this<Session> {
     response_.keep_alive(request_.keep_alive());
     response_.body() = std::move(out.body);
     response_.prepare_payload();
+    // The read's deadline may have passed while a long-poll was parked: give the write its own.
+    stream_.expires_after(std::chrono::seconds(30));
     http::async_write(stream_, response_,
                       [self = shared_from_this()](beast::error_code ec, std::size_t) {
                         if (ec || !self->response_.keep_alive()) {
@@ -143,8 +151,8 @@ void HttpServer::accept() {
   });
 }
 
-HttpResponse HttpServer::handle(const HttpRequest& request) const {
-  const Handler* best = nullptr;
+void HttpServer::dispatch(const HttpRequest& request, Respond respond) const {
+  const AsyncHandler* best = nullptr;
   std::size_t best_len = 0;
   for (const auto& [prefix, handler] : routes_) {
     if (request.path.starts_with(prefix) && prefix.size() >= best_len) {
@@ -152,8 +160,18 @@ HttpResponse HttpServer::handle(const HttpRequest& request) const {
       best_len = prefix.size();
     }
   }
-  if (best == nullptr) return {404, "text/plain; charset=utf-8", "not found\n", {}};
-  return (*best)(request);
+  if (best == nullptr) {
+    respond({404, "text/plain; charset=utf-8", "not found\n", {}});
+    return;
+  }
+  (*best)(request, std::move(respond));
+}
+
+HttpResponse HttpServer::handle(const HttpRequest& request) const {
+  std::optional<HttpResponse> out;
+  dispatch(request, [&out](HttpResponse r) { out = std::move(r); });
+  if (!out) return {503, "text/plain; charset=utf-8", "the handler answers asynchronously\n", {}};
+  return std::move(*out);
 }
 
 }  // namespace etcdagent::agent

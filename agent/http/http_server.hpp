@@ -39,26 +39,37 @@ std::string urlDecode(std::string_view s);
 class HttpServer {
  public:
   using Handler = std::function<HttpResponse(const HttpRequest&)>;
+  // A handler that answers later (the discovery long-poll): it calls `respond` exactly once, on
+  // the event loop, now or when its event arrives. The connection stays open until then.
+  using Respond = std::function<void(HttpResponse)>;
+  using AsyncHandler = std::function<void(const HttpRequest&, Respond respond)>;
 
   explicit HttpServer(boost::asio::io_context& io) : io_(io), acceptor_(io) {}
 
   // Requests whose path starts with `prefix` go to `handler` (the longest prefix wins).
-  void route(const std::string& prefix, Handler handler) { routes_[prefix] = std::move(handler); }
+  void route(const std::string& prefix, Handler handler) {
+    routes_[prefix] = [h = std::move(handler)](const HttpRequest& r, Respond done) { done(h(r)); };
+  }
+  void routeAsync(const std::string& prefix, AsyncHandler handler) {
+    routes_[prefix] = std::move(handler);
+  }
 
   // Binds HOST:PORT and starts accepting. Errors name the address.
   Result<void> listen(const std::string& address);
   void close();
   [[nodiscard]] unsigned short port() const;
 
-  // Dispatches one request (also used directly by tests).
+  // Dispatches one request (also used directly by tests). handle() needs a route that answers
+  // at once; dispatch() serves every route.
   [[nodiscard]] HttpResponse handle(const HttpRequest& request) const;
+  void dispatch(const HttpRequest& request, Respond respond) const;
 
  private:
   void accept();
 
   boost::asio::io_context& io_;
   boost::asio::ip::tcp::acceptor acceptor_;
-  std::map<std::string, Handler> routes_;
+  std::map<std::string, AsyncHandler> routes_;
 };
 
 }  // namespace etcdagent::agent

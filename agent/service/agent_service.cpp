@@ -149,4 +149,26 @@ grpc::Status AgentService::SetAutostart(grpc::ServerContext*, const v1::SetAutos
   return grpc::Status::OK;
 }
 
+grpc::Status AgentService::NewDiscoveryToken(grpc::ServerContext*,
+                                             const v1::NewDiscoveryTokenRequest* req,
+                                             v1::NewDiscoveryTokenResponse* out) {
+  if (!new_discovery_token_) {
+    return {grpc::StatusCode::UNAVAILABLE,
+            "this agent does not coordinate: its HTTP endpoint (agent.http_listen) is not "
+            "listening; see its journal"};
+  }
+  using TokenDone = std::function<void(grpc::Status, v1::NewDiscoveryTokenResponse)>;
+  return onLoop<v1::NewDiscoveryTokenResponse>(
+      io_, 10s,
+      [this, size = req->size()](TokenDone done) {
+        auto r = new_discovery_token_(size);
+        if (!r) {
+          done(toStatus(r.error()), {});
+          return;
+        }
+        done(grpc::Status::OK, std::move(*r));
+      },
+      out);
+}
+
 }  // namespace etcdagent::agent

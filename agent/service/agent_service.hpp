@@ -5,6 +5,7 @@
 // for with a deadline.
 
 #include <boost/asio/io_context.hpp>
+#include <functional>
 
 #include "agent/supervisor/supervisor.hpp"
 #include "agent/systemd/unit_control.hpp"
@@ -31,6 +32,13 @@ class AgentService final : public v1::Agent::Service {
                             v1::RemoveMemberResponse*) override;
   grpc::Status SetAutostart(grpc::ServerContext*, const v1::SetAutostartRequest*,
                             v1::SetAutostartResponse*) override;
+  grpc::Status NewDiscoveryToken(grpc::ServerContext*, const v1::NewDiscoveryTokenRequest*,
+                                 v1::NewDiscoveryTokenResponse*) override;
+
+  // The coordinator's token factory, run on the event loop; set by main before serving (without
+  // it NewDiscoveryToken answers UNAVAILABLE).
+  using NewDiscoveryTokenFn = std::function<Result<v1::NewDiscoveryTokenResponse>(unsigned size)>;
+  void setDiscovery(NewDiscoveryTokenFn fn) { new_discovery_token_ = std::move(fn); }
 
   // The autostart state for GetStatus ("unknown" outside systemd).
   [[nodiscard]] std::string autostart() const;
@@ -39,6 +47,7 @@ class AgentService final : public v1::Agent::Service {
   boost::asio::io_context& io_;
   Supervisor& supervisor_;
   UnitControl units_;
+  NewDiscoveryTokenFn new_discovery_token_;
 };
 
 // Maps an Error to a gRPC status (the message travels unchanged to etcd-fleet).

@@ -110,4 +110,11 @@ Result<std::string> AgentClient::setAutostart(bool enabled) const {
   return r->autostart();
 }
 
+Result<v1::NewDiscoveryTokenResponse> AgentClient::newDiscoveryToken(unsigned size) const {
+  v1::NewDiscoveryTokenRequest req;
+  req.set_size(size);
+  return call<v1::NewDiscoveryTokenRequest, v1::NewDiscoveryTokenResponse>(
+      "new discovery token", req, &v1::Agent::Stub::NewDiscoveryToken, timeout_);
+}
+
 }  // namespace etcdagent

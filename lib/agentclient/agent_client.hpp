@@ -32,6 +32,10 @@ class AgentClient {
   Result<v1::AgentStatus> startMember() const;
   Result<v1::AgentStatus> removeMember() const;
   Result<std::string> setAutostart(bool enabled) const;
+  // Coordinator: creates a discovery token for a cluster of `size` members on this agent and
+  // returns it with its URL (http://HOST:PORT/<token>), the value for Plan.discovery_url,
+  // `[bootstrap] discovery` or etcd's --discovery.
+  Result<v1::NewDiscoveryTokenResponse> newDiscoveryToken(unsigned size) const;
 
  private:
   AgentClient(std::string address, std::shared_ptr<grpc::Channel> channel, Duration timeout);
