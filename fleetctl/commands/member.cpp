@@ -6,6 +6,7 @@
 #include "etcd/etcdserverpb/rpc.grpc.pb.h"
 #include "fleetctl/commands/cluster.hpp"
 #include "fleetctl/commands/member_fleet.hpp"
+#include "fleetctl/commands/member_replace.hpp"
 #include "fleetctl/commands/util.hpp"
 #include "fleetctl/output/cluster.hpp"
 
@@ -158,6 +159,7 @@ std::vector<Command> memberCommands() {
           },
       .run = runMemberRemove,
   });
+  out.push_back(memberReplaceCommand());
   out.push_back({
       .name = "update",
       .usage = "member update <memberID> [options]",
