@@ -17,6 +17,7 @@ std::vector<Command> maintenanceCommands();  // defrag, alarm ..., snapshot ...,
 std::vector<Command> authCommands();         // auth ..., user ..., role ...
 std::vector<Command> miscCommands();         // version
 std::vector<Command> agentCommands();        // agent status, autostart ...
+std::vector<Command> discoveryCommands();    // discovery new
 std::vector<Command> bootstrapCommands();    // bootstrap
 std::vector<Command> statusCommands();       // status
 

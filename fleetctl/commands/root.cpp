@@ -9,7 +9,7 @@ Command rootCommand() {
   root.summary = "the operator's tool for etcd fleets, and an etcdctl-compatible client";
   for (auto* family : {kvCommands, watchCommands, leaseCommands, concurrencyCommands,
                        clusterCommands, maintenanceCommands, authCommands, miscCommands,
-                       agentCommands, bootstrapCommands, statusCommands}) {
+                       agentCommands, bootstrapCommands, statusCommands, discoveryCommands}) {
     for (auto& c : family()) root.children.push_back(std::move(c));
   }
   std::sort(root.children.begin(), root.children.end(),
