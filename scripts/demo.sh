@@ -18,7 +18,7 @@ cleanup() {
   # SIGTERM to each agent we started: it stops its etcd before it exits.
   for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
   for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
-  rm -rf "$WORK"
+  [ -n "${KEEP:-}" ] && echo "kept $WORK" >&2 && return; rm -rf "$WORK"
 }
 trap cleanup EXIT INT TERM
 

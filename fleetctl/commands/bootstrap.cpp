@@ -58,12 +58,18 @@ auto parallel(std::size_t n, Fn fn) {
   return out;
 }
 
-// GetStatus, retried until `timeout`: an agent that is starting up gets a moment to listen.
-Result<v1::AgentStatus> reach(const AgentClient& agent, Duration timeout) {
+// GetStatus, retried until `timeout`: an agent that is starting up gets a moment to listen. Each
+// attempt dials afresh: a channel that failed once waits out gRPC's reconnect backoff (1 s,
+// 1.6 s, ...) and would miss an agent that starts listening in between.
+Result<v1::AgentStatus> reach(const std::string& address, Duration timeout) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   Result<v1::AgentStatus> last = fail(Errc::kUnavailable, "not tried");
   for (int attempt = 0; attempt < 1000; ++attempt) {
-    last = agent.status();
+    auto remaining =
+        std::chrono::duration_cast<Duration>(deadline - std::chrono::steady_clock::now());
+    auto agent = AgentClient::connect(address, std::max<Duration>(remaining, 100ms));
+    if (!agent) return fail(agent.error());
+    last = agent->status();
     if (last || std::chrono::steady_clock::now() + 200ms >= deadline) break;
     std::this_thread::sleep_for(200ms);
   }
@@ -215,7 +221,7 @@ CommandResult runBootstrap(Context& ctx) {
 
   // 1. Reach every agent. Nothing is changed anywhere until all answer.
   err << step(1, "reaching agents ...") << "\n";
-  auto reached = parallel(n, [&](std::size_t i) { return reach(clients[i], agent_timeout); });
+  auto reached = parallel(n, [&](std::size_t i) { return reach(specs[i].agent, agent_timeout); });
   std::vector<std::string> unreachable;
   for (std::size_t i = 0; i < n; ++i) {
     if (reached[i]) {
@@ -301,9 +307,21 @@ CommandResult runBootstrap(Context& ctx) {
   // 3. Plan.
   std::string discovery_url;
   if (*mode == bs::Mode::kDiscovery) {
-    return badArgs(
-        "--mode discovery needs an agent that serves discovery tokens; this build has none yet. "
-        "Use --mode static");
+    // A discovery token is single-use: members that registered with an earlier one cannot be
+    // handed a new one, and their URL is not reported back. Finish or abort that attempt first.
+    if (assessment.already_members > 0) {
+      return failWith(std::to_string(assessment.already_members) +
+                      " of the agents already hold a discovery plan of cluster \"" + token +
+                      "\" that did not become healthy; run etcd-fleet bootstrap --abort --fleet " +
+                      fleet_path + " and bootstrap again");
+    }
+    // The first agent coordinates: its HTTP endpoint serves the etcd v2 discovery protocol.
+    auto created = clients[0].newDiscoveryToken(static_cast<unsigned>(n));
+    if (!created) {
+      return failWith(specs[0].host +
+                      ": cannot create a discovery token: " + created.error().message);
+    }
+    discovery_url = created->url();
   }
   auto plans = bs::makePlans(reports, token, *mode, discovery_url);
   err << step(3, "plan: cluster \"" + token + "\", " +

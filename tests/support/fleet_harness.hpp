@@ -1,0 +1,55 @@
+#pragma once
+
+// N real etcd-agents, each on its own loopback address (127.0.0.11, .12, ...) like hosts of a
+// fleet, bootstrapped by running the real etcd-fleet binary with --fleet <tempdir>/fleet.toml.
+// Agents get free ports; everything is stopped by PID and removed when the harness dies.
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tests/support/agent_harness.hpp"
+#include "tests/support/process.hpp"
+
+namespace etcdagent::testing {
+
+class FleetHarness {
+ public:
+  struct Options {
+    int size = 3;
+    int first_host = 11;                 // 127.0.0.<first_host + i>
+    std::string token = "test-cluster";  // the agents' configured [cluster] token
+  };
+
+  explicit FleetHarness(Options options);
+  FleetHarness() : FleetHarness(Options{}) {}
+  ~FleetHarness();
+  FleetHarness(const FleetHarness&) = delete;
+  FleetHarness& operator=(const FleetHarness&) = delete;
+
+  [[nodiscard]] std::size_t size() const { return agents_.size(); }
+  AgentHarness& agent(std::size_t i) { return *agents_[i]; }
+  [[nodiscard]] const std::string& dir() const { return dir_.path(); }
+  [[nodiscard]] std::string fleetPath() const { return dir_.path() + "/fleet.toml"; }
+
+  // Starts every agent and waits (bounded) until each answers GetStatus.
+  void startAll();
+
+  // "127.0.0.11:P1,127.0.0.12:P2,..." (the agents' API addresses), for --hosts.
+  [[nodiscard]] std::string hosts() const;
+
+  // etcd-fleet --fleet <fleetPath()> ARGS (no --endpoints: commands use the inventory).
+  RunResult fleet(const std::vector<std::string>& args,
+                  std::chrono::milliseconds timeout = std::chrono::seconds(90)) const;
+
+  // etcd-fleet bootstrap --hosts <hosts()> --fleet <fleetPath()> EXTRA.
+  RunResult bootstrap(const std::vector<std::string>& extra = {},
+                      std::chrono::milliseconds timeout = std::chrono::seconds(90)) const;
+
+ private:
+  Options options_;
+  TempDir dir_;
+  std::vector<std::unique_ptr<AgentHarness>> agents_;
+};
+
+}  // namespace etcdagent::testing
