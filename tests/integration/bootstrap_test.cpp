@@ -253,5 +253,20 @@ TEST(Bootstrap, AbortAfterAPartialFailureWipesOnlyTheMembersThatNeverWereHealthy
   }
 }
 
+TEST(Bootstrap, DiscoveryModeThroughTheFirstAgent) {
+  FleetHarness f({.size = 3, .first_host = 61});
+  f.startAll();
+  auto r = f.bootstrap({"--mode", "discovery", "--cluster", "d3"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(
+      r.err.find("[3/5] plan: cluster \"d3\", discovery http://" + f.agent(0).httpAddress() + "/"),
+      std::string::npos)
+      << r.err;
+  auto statuses = expectHealthyCluster(f);
+  for (const auto& s : statuses) EXPECT_EQ(s.plan_mode(), v1::PLAN_MODE_DISCOVERY);
+  expectInventory(f, statuses, "d3");
+  expectUsableThroughInventory(f);
+}
+
 }  // namespace
 }  // namespace etcdagent::testing
