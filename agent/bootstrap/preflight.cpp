@@ -99,9 +99,11 @@ bool portFree(const std::string& host, int port) {
   return ::bind(fd.get(), reinterpret_cast<sockaddr*>(&addr), len) == 0;
 }
 
-int findFreePort(const std::string& host, int from, int skip) {
+int findFreePort(const std::string& host, int from, const std::vector<int>& avoid) {
   for (int port = from; port < 65536; ++port) {
-    if (port != skip && portFree(host, port)) return port;
+    if (std::find(avoid.begin(), avoid.end(), port) == avoid.end() && portFree(host, port)) {
+      return port;
+    }
   }
   return 0;
 }
@@ -164,8 +166,10 @@ v1::PreflightResponse preflight(const PreflightInput& in) {
     client = static_cast<int>(in.state->plan().client_port());
     peer = static_cast<int>(in.state->plan().peer_port());
   } else {
-    if (client == 0) client = findFreePort(cfg.member.advertise_host, 2379);
-    if (peer == 0) peer = findFreePort(cfg.member.advertise_host, client + 1, client);
+    std::vector<int> avoid = in.avoid_ports;
+    if (client == 0) client = findFreePort(cfg.member.advertise_host, 2379, avoid);
+    avoid.push_back(client);
+    if (peer == 0) peer = findFreePort(cfg.member.advertise_host, client + 1, avoid);
   }
   r.set_client_port(static_cast<unsigned>(client));
   r.set_peer_port(static_cast<unsigned>(peer));

@@ -5,6 +5,7 @@
 // and a short fsync probe of the data directory (etcd wants WAL fsync p99 under 10 ms).
 
 #include <string>
+#include <vector>
 
 #include "agent/config/agent_config.hpp"
 #include "etcdagent/v1/agent.pb.h"
@@ -16,6 +17,7 @@ struct PreflightInput {
   const v1::MemberState* state;  // the accepted plan, if any
   bool member_running;           // our etcd runs: its ports are ours, not a conflict
   std::string cluster_token;     // the cluster the caller plans
+  std::vector<int> avoid_ports;  // planned for other members on this host: never allocated
 };
 
 v1::PreflightResponse preflight(const PreflightInput& in);
@@ -23,8 +25,12 @@ v1::PreflightResponse preflight(const PreflightInput& in);
 // "etcd Version: 3.4.23\n..." -> "3.4.23"; "" when unknown.
 std::string parseEtcdVersion(const std::string& output);
 
-// The first port >= `from` on `host` that nobody listens on (0 if none below 65536).
-int findFreePort(const std::string& host, int from, int skip = 0);
+// The first port >= `from` on `host` that nobody listens on and that is not in `avoid` (0 if
+// none below 65536).
+int findFreePort(const std::string& host, int from, const std::vector<int>& avoid = {});
+inline int findFreePort(const std::string& host, int from, int skip) {
+  return findFreePort(host, from, std::vector<int>{skip});
+}
 bool portFree(const std::string& host, int port);
 
 // p99 of `samples` fdatasync()s of a 4 KiB write in `dir`, in microseconds.

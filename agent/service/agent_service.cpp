@@ -88,7 +88,9 @@ grpc::Status AgentService::Preflight(grpc::ServerContext*, const v1::PreflightRe
   const auto& config = supervisor_.config();
   const std::string token =
       req->cluster_token().empty() ? config.cluster.token : req->cluster_token();
-  *out = preflight({config, state ? &*state : nullptr, status.etcd_pid() != 0, token});
+  std::vector<int> avoid(req->avoid_ports().begin(), req->avoid_ports().end());
+  *out = preflight(
+      {config, state ? &*state : nullptr, status.etcd_pid() != 0, token, std::move(avoid)});
   return grpc::Status::OK;
 }
 

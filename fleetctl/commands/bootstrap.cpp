@@ -9,8 +9,10 @@
 // twice as a no-op. So a re-run after a failure continues where it stopped, and a re-run on a
 // healthy cluster finds every member in place and changes nothing.
 
+#include <algorithm>
 #include <chrono>
 #include <future>
+#include <map>
 #include <random>
 #include <set>
 #include <sstream>
@@ -251,6 +253,19 @@ CommandResult runBootstrap(Context& ctx) {
                                   (t0 + (t1 - t0) / 2).time_since_epoch())
                                   .count()};
       });
+  // Several agents on one host with auto-allocated ports (etcd-agent@ instances) each pick the
+  // first free ports there, the same ones: ask the later ones again, around the ports already
+  // planned on that host. Agents with configured ports answer the same, and assess() reports the
+  // clash.
+  std::map<std::string, std::vector<unsigned>> planned_ports;  // advertise host -> ports
+  for (std::size_t i = 0; i < n; ++i) {
+    auto& r = preflights[i].first;
+    if (!r) continue;
+    auto& used = planned_ports[r->advertise_host()];
+    auto taken = [&](unsigned port) { return std::ranges::find(used, port) != used.end(); };
+    if (taken(r->client_port()) || taken(r->peer_port())) r = clients[i].preflight(token, used);
+    if (r) used.insert(used.end(), {r->client_port(), r->peer_port()});
+  }
   std::vector<bs::HostReport> reports;
   for (std::size_t i = 0; i < n; ++i) {
     auto& [r, now] = preflights[i];

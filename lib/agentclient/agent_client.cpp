@@ -58,9 +58,11 @@ Result<v1::AgentStatus> AgentClient::status() const {
                                                      timeout_);
 }
 
-Result<v1::PreflightResponse> AgentClient::preflight(const std::string& cluster_token) const {
+Result<v1::PreflightResponse> AgentClient::preflight(
+    const std::string& cluster_token, const std::vector<unsigned>& avoid_ports) const {
   v1::PreflightRequest req;
   req.set_cluster_token(cluster_token);
+  for (auto port : avoid_ports) req.add_avoid_ports(port);
   return call<v1::PreflightRequest, v1::PreflightResponse>("preflight", req,
                                                            &v1::Agent::Stub::Preflight, timeout_);
 }

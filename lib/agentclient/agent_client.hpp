@@ -8,6 +8,7 @@
 #include <chrono>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "common/duration.hpp"
 #include "common/error.hpp"
@@ -26,7 +27,9 @@ class AgentClient {
   [[nodiscard]] const std::string& address() const { return address_; }
 
   Result<v1::AgentStatus> status() const;
-  Result<v1::PreflightResponse> preflight(const std::string& cluster_token) const;
+  // `avoid_ports`: ports already planned for other members on the agent's host.
+  Result<v1::PreflightResponse> preflight(const std::string& cluster_token,
+                                          const std::vector<unsigned>& avoid_ports = {}) const;
   Result<v1::AgentStatus> applyPlan(const v1::Plan& plan) const;
   Result<v1::AgentStatus> stopMember() const;
   Result<v1::AgentStatus> startMember() const;
