@@ -80,7 +80,9 @@ class Replacer {
   CommandResult run();
 
  private:
-  Result<void> connectCluster();
+  Result<void> connectCluster(const std::string& old_client_url);
+  Result<bool> oldHealthy();
+  std::string orderLine() const;
   Result<ReplaceJournal> start();
   Result<std::string> runStep(ReplaceStep step);
   Result<std::string> removeOld();
@@ -104,7 +106,7 @@ class Replacer {
 
 std::string Replacer::resumeCommand() const {
   return "etcd-fleet member replace " + j_.old_name +
-         (j_.order == ReplaceOrder::kLearnerFirst ? " --with " + j_.new_host : std::string());
+         (sameHost(j_) ? std::string() : " --with " + j_.new_host);
 }
 
 CommandError Replacer::stepFailed(ReplaceStep step, const Error& e) const {
@@ -117,16 +119,16 @@ CommandError Replacer::stepFailed(ReplaceStep step, const Error& e) const {
 
 // The cluster is reached through every member but the one being replaced: it may be dead, or be
 // removed in the middle of a call.
-Result<void> Replacer::connectCluster() {
+Result<void> Replacer::connectCluster(const std::string& old_client_url) {
   etcd::ClientConfig config = ctx_.global().client;
   if (!ctx_.global().endpoints_set) config.endpoints = inv_.clientEndpoints();
-  const std::string old_endpoint = hostPort(j_.old_client_url);
+  const std::string old_endpoint = hostPort(old_client_url);
   std::erase_if(config.endpoints, [&](const std::string& e) {
     return !old_endpoint.empty() && hostPort(e) == old_endpoint;
   });
   if (config.endpoints.empty()) {
     return fail(Errc::kInvalidArgument, "no endpoint left to reach the cluster without " +
-                                            j_.old_name +
+                                            old_client_url +
                                             ": pass --endpoints of the other members");
   }
   auto client = etcd::Client::create(config);
@@ -147,7 +149,7 @@ Result<ReplaceJournal> Replacer::start() {
   const InventoryMember* old = inv_.find(request_.name);
   if (old == nullptr) {
     // planReplace words the refusal; the target does not matter for it.
-    return planReplace(inv_, request_, {}, {});
+    return planReplace(inv_, request_, {}, false, {});
   }
   const bool same = sameHost(inv_, request_);
   const std::string agent_address = same ? old->agent : request_.with_agent;
@@ -178,36 +180,35 @@ Result<ReplaceJournal> Replacer::start() {
                        .client_port = pf->client_port(),
                        .peer_port = pf->peer_port(),
                        .existing_cluster_token = pf->existing_cluster_token()};
-  auto journal = planReplace(inv_, request_, target, nowRfc3339());
-  if (!journal) return journal;
-  j_ = *journal;
-  if (auto c = connectCluster(); !c) return fail(c.error());
+  // The refusals that need no cluster come first: they change nothing and cost nothing.
+  if (auto r = planReplace(inv_, request_, target, false, {}); !r) return r;
+  if (auto c = connectCluster(old->client_url); !c) return fail(c.error());
 
   auto members = membership::listMembers(*client_);
   if (!members) return fail(members.error());
-  if (!membership::findById(*members, j_.old_id)) {
+  if (!membership::findById(*members, old->id)) {
     return fail(Errc::kNotFound,
-                "member " + describeMember(j_.old_name, j_.old_id) +
+                "member " + describeMember(old->name, old->id) +
                     " is not in the cluster (removed by hand?): add a member with `etcd-fleet "
                     "member add --host HOST` instead, and fix " +
                     inv_.path);
   }
   if (auto r = membership::checkNoPendingLearner(*members); !r) return fail(r.error());
   const auto healthy = membership::healthyMembers(*members, kHealthTimeout);
-  // Both orders: the learner-first one promotes a voter while the old member is (maybe) down, and
+  // Both orders: the learner-first one promotes a voter while the old member may go down, and
   // that needs exactly the quorum the remove-first one needs while it runs one voter short.
-  if (auto r = membership::checkRemoveSafe(*members, healthy, j_.old_id); !r) {
-    return fail(r.error().code, "refusing to replace " + j_.old_name + ": " + r.error().message);
+  if (auto r = membership::checkRemoveSafe(*members, healthy, old->id); !r) {
+    return fail(r.error().code, "refusing to replace " + old->name + ": " + r.error().message);
   }
+  auto journal = planReplace(inv_, request_, target, healthy.contains(old->id), nowRfc3339());
+  if (!journal) return journal;
+  j_ = *journal;
+
   const std::size_t voters = voterCount(*members);
   std::size_t healthy_voters = 0;
   for (const auto& m : *members) healthy_voters += !m.is_learner && healthy.contains(m.id);
   say("replacing " + describeMember(j_.old_name, j_.old_id) + " on " + j_.old_host + " by " +
-      j_.new_name + " on " + j_.new_host + " (" +
-      (j_.order == ReplaceOrder::kRemoveFirst
-           ? "same host: remove and wipe the old member first"
-           : "another host: add the new member first, remove the old one last") +
-      ")");
+      j_.new_name + " on " + j_.new_host + " (" + orderLine() + ")");
   say("[1/" + std::to_string(stepCount(j_.order)) + "] " +
       std::string(stepAction(ReplaceStep::kChecked)) + ": " + std::to_string(healthy_voters) +
       " of " + std::to_string(voters) + " voters healthy" +
@@ -215,6 +216,23 @@ Result<ReplaceJournal> Replacer::start() {
       std::to_string(membership::quorumOf(voters > 1 ? voters - 1 : 1)) +
       " needed without it: quorum is safe");
   return j_;
+}
+
+std::string Replacer::orderLine() const {
+  if (sameHost(j_)) return "same host: remove and wipe the old member first";
+  if (j_.order == ReplaceOrder::kRemoveFirst) {
+    return "another host, the old member is down: remove it first (etcd adds no member while a "
+           "voter is unreachable)";
+  }
+  return "another host: add the new member first, remove the old one last";
+}
+
+Result<bool> Replacer::oldHealthy() {
+  auto members = membership::listMembers(*client_);
+  if (!members) return fail(members.error());
+  const MemberInfo* old = membership::findById(*members, j_.old_id);
+  if (old == nullptr) return false;
+  return membership::healthyMembers({*old}, kHealthTimeout).contains(j_.old_id);
 }
 
 Result<std::string> Replacer::removeOld() {
@@ -235,7 +253,7 @@ Result<std::string> Replacer::wipeOld() {
   Result<v1::AgentStatus> status =
       probe ? probe->status() : Result<v1::AgentStatus>(std::unexpected(probe.error()));
   if (!status) {
-    if (j_.order == ReplaceOrder::kRemoveFirst) {
+    if (sameHost(j_)) {
       return fail(status.error().code,
                   status.error().message +
                       ". The new member goes to this agent: start etcd-agent on " + j_.old_host +
@@ -252,7 +270,7 @@ Result<std::string> Replacer::wipeOld() {
     return "agent " + j_.old_agent + " holds no member any more (already wiped)";
   }
   if (!ours) {
-    if (j_.order == ReplaceOrder::kRemoveFirst) {
+    if (sameHost(j_)) {
       return fail(Errc::kFailedPrecondition,
                   "agent " + j_.old_agent + " runs member " + status->member_name() + " (" +
                       hexId(status->member_id()) + "), not the replaced " +
@@ -375,8 +393,16 @@ CommandResult Replacer::run() {
   if (!resumed) return commandError(resumed.error());
   if (*resumed) {
     j_ = **resumed;
-    if (auto c = connectCluster(); !c) return commandError(c.error());
+    if (auto c = connectCluster(j_.old_client_url); !c) return commandError(c.error());
     say("resuming the replace of " + describeJournal(j_));
+    if (j_.step == ReplaceStep::kChecked) {
+      auto up = oldHealthy();
+      if (!up) return commandError(up.error());
+      if (reconsiderOrder(j_, *up)) {
+        if (auto saved = saveJournal(); !saved) return commandError(saved.error());
+        say("the old member is " + std::string(*up ? "back" : "down") + " now: " + orderLine());
+      }
+    }
   } else {
     auto started = start();
     if (!started) return commandError(started.error());

@@ -106,6 +106,22 @@ Result<void> advance(ReplaceJournal& journal, ReplaceStep completed) {
   return {};
 }
 
+ReplaceOrder chooseOrder(bool same_host, bool old_healthy) {
+  return !same_host && old_healthy ? ReplaceOrder::kLearnerFirst : ReplaceOrder::kRemoveFirst;
+}
+
+bool reconsiderOrder(ReplaceJournal& journal, bool old_healthy) {
+  if (journal.step != ReplaceStep::kChecked) return false;
+  const ReplaceOrder order = chooseOrder(sameHost(journal), old_healthy);
+  if (order == journal.order) return false;
+  journal.order = order;
+  return true;
+}
+
+bool sameHost(const ReplaceJournal& journal) {
+  return journal.old_agent == journal.new_agent;
+}
+
 bool oldMemberRemoved(const ReplaceJournal& journal) {
   if (journal.step == ReplaceStep::kChecked) return false;
   const auto steps = replaceSteps(journal.order);
@@ -248,10 +264,8 @@ Result<std::optional<ReplaceJournal>> resumeOrStart(const Inventory& inventory,
   if (inventory.replace.empty()) return std::optional<ReplaceJournal>();
   auto journal = journalFromMap(inventory.replace, inventory.path);
   if (!journal) return std::unexpected(journal.error());
-  const std::string resume =
-      "etcd-fleet member replace " + journal->old_name +
-      (journal->order == ReplaceOrder::kLearnerFirst ? " --with " + journal->new_host
-                                                     : std::string());
+  const std::string resume = "etcd-fleet member replace " + journal->old_name +
+                             (sameHost(*journal) ? std::string() : " --with " + journal->new_host);
   if (journal->old_name != request.name) {
     return fail(Errc::kFailedPrecondition,
                 "another member replace is in progress: " + describeJournal(*journal) +
@@ -271,7 +285,8 @@ Result<std::optional<ReplaceJournal>> resumeOrStart(const Inventory& inventory,
 }
 
 Result<ReplaceJournal> planReplace(const Inventory& inventory, const ReplaceRequest& request,
-                                   const ReplaceTarget& target, std::string started_at) {
+                                   const ReplaceTarget& target, bool old_healthy,
+                                   std::string started_at) {
   const InventoryMember* old = inventory.find(request.name);
   if (old == nullptr) {
     std::string names;
@@ -322,7 +337,7 @@ Result<ReplaceJournal> planReplace(const Inventory& inventory, const ReplaceRequ
   }
 
   ReplaceJournal j;
-  j.order = same ? ReplaceOrder::kRemoveFirst : ReplaceOrder::kLearnerFirst;
+  j.order = chooseOrder(same, old_healthy);
   j.step = ReplaceStep::kChecked;
   j.started_at = std::move(started_at);
   j.old_name = old->name;

@@ -9,18 +9,23 @@
 // learner is found again by its peer URL, a removed member is "already gone", a plan the agent
 // accepted is accepted again), so repeating the step that was running when it stopped is safe.
 //
-// Two orders, decided once when the replace starts and journaled so a resume never changes it:
+// Two orders. Which one runs is decided when the replace starts, journaled, and only
+// reconsidered while nothing has changed yet (step "checked"):
 //
-//   learner-first (--with another host): checked -> learner-added -> learner-started ->
-//       promoted -> old-removed -> old-wiped
-//     The cluster never has fewer voters than before; the old member goes last.
-//   remove-first (the same host): checked -> old-removed -> old-wiped -> learner-added ->
-//       learner-started -> promoted
-//     An agent runs one member and the old member's peer URL is still registered (MemberAdd of
-//     the same peer URL fails with "Peer URLs already exists"), so the old member must leave the
-//     cluster and its data must be wiped before the fresh member can be added in its place. The
-//     cluster runs with one voter less meanwhile, so the quorum check at the start is the one of
-//     a removal.
+//   learner-first (--with another host, the old member healthy): checked -> learner-added ->
+//       learner-started -> promoted -> old-removed -> old-wiped
+//     A planned move: the cluster never has fewer voters than before; the old member goes last.
+//   remove-first: checked -> old-removed -> old-wiped -> learner-added -> learner-started ->
+//       promoted
+//     On the same host: an agent runs one member and the old member's peer URL is still
+//     registered (MemberAdd of the same peer URL fails with "Peer URLs already exists"), so the
+//     old member must leave the cluster and its data must be wiped before the fresh member can
+//     be added in its place. On another host when the old member is down: etcd, run with
+//     --strict-reconfig-check as the agents run it, refuses every MemberAdd, even of a learner,
+//     while a voter is unreachable ("unhealthy cluster"); a dead member adds nothing to the
+//     quorum, so removing it first costs no safety. The cluster runs one voter short meanwhile,
+//     so the quorum check at the start is the one of a removal (for both orders: promoting a
+//     voter while the old one may be down needs the same quorum).
 
 #include <cstdint>
 #include <map>
@@ -98,6 +103,16 @@ int stepCount(ReplaceOrder order);
 // kInternal); the facts a step must have produced are checked too (learner-added needs new_id).
 Result<void> advance(ReplaceJournal& journal, ReplaceStep completed);
 
+// The order for a replace onto `same_host` or not, with the old member healthy or not.
+ReplaceOrder chooseOrder(bool same_host, bool old_healthy);
+
+// Reconsiders the order while nothing has changed yet (step "checked"): the old member may have
+// died (or come back) since the journal was written. Returns whether the order changed.
+bool reconsiderOrder(ReplaceJournal& journal, bool old_healthy);
+
+// Whether the new member goes to the old member's agent.
+bool sameHost(const ReplaceJournal& journal);
+
 // Whether the old member is still (meant to be) part of the cluster at this point.
 bool oldMemberRemoved(const ReplaceJournal& journal);
 
@@ -139,10 +154,12 @@ struct ReplaceTarget {
 
 // The journal of a new replace of `request.name` by `target` (pure: every refusal that needs no
 // cluster): unknown member, a target that runs another member of this fleet or a member of
-// another cluster, a new name that clashes with another member's. `same_host` is decided here:
-// no --with, or --with naming the old member's agent.
+// another cluster, a new name that clashes with another member's. The order follows from the
+// host (no --with, or --with naming the old member's agent, is the same host) and
+// `old_healthy` (the old member answered a Status).
 Result<ReplaceJournal> planReplace(const Inventory& inventory, const ReplaceRequest& request,
-                                   const ReplaceTarget& target, std::string started_at);
+                                   const ReplaceTarget& target, bool old_healthy,
+                                   std::string started_at);
 
 // Whether the request replaces the member on its own host (no --with, or --with its agent).
 bool sameHost(const Inventory& inventory, const ReplaceRequest& request);

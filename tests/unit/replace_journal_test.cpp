@@ -38,7 +38,7 @@ ReplaceRequest with(const std::string& name, const std::string& host) {
 }
 
 TEST(ReplaceJournal, AnotherHostAddsAndPromotesBeforeRemovingTheOldMember) {
-  auto j = planReplace(threeMembers(), with("m2", "127.0.0.14"), targetOn("127.0.0.14", "m4"),
+  auto j = planReplace(threeMembers(), with("m2", "127.0.0.14"), targetOn("127.0.0.14", "m4"), true,
                        "2026-01-01T00:00:00Z");
   ASSERT_TRUE(j) << j.error().message;
   EXPECT_EQ(j->order, ReplaceOrder::kLearnerFirst);
@@ -63,7 +63,7 @@ TEST(ReplaceJournal, AnotherHostAddsAndPromotesBeforeRemovingTheOldMember) {
 
 TEST(ReplaceJournal, TheSameHostRemovesAndWipesTheOldMemberFirst) {
   ReplaceRequest same{.name = "m2"};
-  auto j = planReplace(threeMembers(), same, targetOn("127.0.0.12", "m2"), "t");
+  auto j = planReplace(threeMembers(), same, targetOn("127.0.0.12", "m2"), true, "t");
   ASSERT_TRUE(j) << j.error().message;
   EXPECT_EQ(j->order, ReplaceOrder::kRemoveFirst);
   EXPECT_EQ(j->new_host, "127.0.0.12");
@@ -75,14 +75,43 @@ TEST(ReplaceJournal, TheSameHostRemovesAndWipesTheOldMemberFirst) {
   EXPECT_EQ(*nextStep(*j), ReplaceStep::kLearnerAdded);
 
   // --with naming the member's own agent is the same host too.
-  auto explicitSame =
-      planReplace(threeMembers(), with("m2", "127.0.0.12"), targetOn("127.0.0.12", "m2"), "t");
+  auto explicitSame = planReplace(threeMembers(), with("m2", "127.0.0.12"),
+                                  targetOn("127.0.0.12", "m2"), true, "t");
   ASSERT_TRUE(explicitSame);
   EXPECT_EQ(explicitSame->order, ReplaceOrder::kRemoveFirst);
 }
 
+TEST(ReplaceJournal, AnotherHostWithTheOldMemberDownRemovesItFirst) {
+  // etcd (--strict-reconfig-check) refuses MemberAdd while a voter is unreachable.
+  auto j = planReplace(threeMembers(), with("m2", "127.0.0.14"), targetOn("127.0.0.14", "m4"),
+                       false, "t");
+  ASSERT_TRUE(j) << j.error().message;
+  EXPECT_EQ(j->order, ReplaceOrder::kRemoveFirst);
+  EXPECT_FALSE(sameHost(*j));
+  EXPECT_EQ(*nextStep(*j), ReplaceStep::kOldRemoved);
+
+  // Until something changed, a resume follows the old member's health of the moment ...
+  EXPECT_TRUE(reconsiderOrder(*j, true));
+  EXPECT_EQ(j->order, ReplaceOrder::kLearnerFirst);
+  EXPECT_FALSE(reconsiderOrder(*j, true));
+  // ... and never after: the steps done fix the order.
+  j->new_id = 7;
+  j->initial_cluster = "x";
+  ASSERT_TRUE(advance(*j, ReplaceStep::kLearnerAdded));
+  EXPECT_FALSE(reconsiderOrder(*j, false));
+  EXPECT_EQ(j->order, ReplaceOrder::kLearnerFirst);
+
+  // The same host is remove-first whatever the old member's health.
+  auto same = planReplace(threeMembers(), {.name = "m2"}, targetOn("127.0.0.12", "m2"), true, "t");
+  ASSERT_TRUE(same);
+  EXPECT_EQ(same->order, ReplaceOrder::kRemoveFirst);
+  EXPECT_TRUE(sameHost(*same));
+  EXPECT_FALSE(reconsiderOrder(*same, true));
+}
+
 TEST(ReplaceJournal, OnlyTheNextStepCanBeRecordedAndLearnerAddedNeedsItsId) {
-  auto j = planReplace(threeMembers(), with("m2", "127.0.0.14"), targetOn("127.0.0.14", "m4"), "t");
+  auto j = planReplace(threeMembers(), with("m2", "127.0.0.14"), targetOn("127.0.0.14", "m4"), true,
+                       "t");
   ASSERT_TRUE(j);
   auto skipped = advance(*j, ReplaceStep::kPromoted);
   ASSERT_FALSE(skipped);
@@ -94,7 +123,7 @@ TEST(ReplaceJournal, OnlyTheNextStepCanBeRecordedAndLearnerAddedNeedsItsId) {
 }
 
 TEST(ReplaceJournal, RoundTripsThroughTheInventoryTable) {
-  auto j = planReplace(threeMembers(), with("m2", "127.0.0.14"), targetOn("127.0.0.14", "m4"),
+  auto j = planReplace(threeMembers(), with("m2", "127.0.0.14"), targetOn("127.0.0.14", "m4"), true,
                        "2026-01-01T00:00:00Z");
   ASSERT_TRUE(j);
   j->new_id = 0xabcdef0123456789u;
@@ -114,7 +143,8 @@ TEST(ReplaceJournal, RoundTripsThroughTheInventoryTable) {
 }
 
 TEST(ReplaceJournal, ABrokenTableNamesTheKeyAndHowToGetOut) {
-  auto j = planReplace(threeMembers(), with("m2", "127.0.0.14"), targetOn("127.0.0.14", "m4"), "t");
+  auto j = planReplace(threeMembers(), with("m2", "127.0.0.14"), targetOn("127.0.0.14", "m4"), true,
+                       "t");
   ASSERT_TRUE(j);
   auto table = journalToMap(*j);
 
@@ -156,7 +186,7 @@ TEST(ReplaceJournal, ResumesTheSameMembersReplaceAndRefusesAnother) {
   ASSERT_TRUE(none);
   EXPECT_FALSE(none->has_value());
 
-  auto j = planReplace(inv, with("m2", "127.0.0.14"), targetOn("127.0.0.14", "m4"), "t");
+  auto j = planReplace(inv, with("m2", "127.0.0.14"), targetOn("127.0.0.14", "m4"), true, "t");
   ASSERT_TRUE(j);
   inv.replace = journalToMap(*j);
 
@@ -185,7 +215,7 @@ TEST(ReplaceJournal, ResumesTheSameMembersReplaceAndRefusesAnother) {
 
 TEST(ReplaceJournal, RefusesWhatItCanTellWithoutTheCluster) {
   const Inventory inv = threeMembers();
-  auto unknown = planReplace(inv, {.name = "m9"}, targetOn("127.0.0.19", "m9"), "t");
+  auto unknown = planReplace(inv, {.name = "m9"}, targetOn("127.0.0.19", "m9"), true, "t");
   ASSERT_FALSE(unknown);
   EXPECT_EQ(unknown.error().code, Errc::kNotFound);
   EXPECT_NE(unknown.error().message.find("no member named \"m9\" in /tmp/fleet.toml (members: "
@@ -195,18 +225,18 @@ TEST(ReplaceJournal, RefusesWhatItCanTellWithoutTheCluster) {
 
   auto otherCluster = targetOn("127.0.0.14", "m4");
   otherCluster.existing_cluster_token = "staging";
-  auto r = planReplace(inv, with("m2", "127.0.0.14"), otherCluster, "t");
+  auto r = planReplace(inv, with("m2", "127.0.0.14"), otherCluster, true, "t");
   ASSERT_FALSE(r);
   EXPECT_NE(r.error().message.find("already holds a member of cluster \"staging\", not \"prod\""),
             std::string::npos)
       << r.error().message;
 
-  r = planReplace(inv, with("m2", "127.0.0.13"), targetOn("127.0.0.13", "m3"), "t");
+  r = planReplace(inv, with("m2", "127.0.0.13"), targetOn("127.0.0.13", "m3"), true, "t");
   ASSERT_FALSE(r);
   EXPECT_NE(r.error().message.find("already runs member m3"), std::string::npos)
       << r.error().message;
 
-  r = planReplace(inv, with("m2", "127.0.0.14"), targetOn("127.0.0.14", "m1"), "t");
+  r = planReplace(inv, with("m2", "127.0.0.14"), targetOn("127.0.0.14", "m1"), true, "t");
   ASSERT_FALSE(r);
   EXPECT_NE(r.error().message.find("which member m1 on 127.0.0.11 already has"), std::string::npos)
       << r.error().message;
@@ -214,12 +244,12 @@ TEST(ReplaceJournal, RefusesWhatItCanTellWithoutTheCluster) {
   // The same host's agent holds the old member itself: that is expected, not a refusal.
   auto self = targetOn("127.0.0.12", "m2");
   self.existing_cluster_token = "prod";
-  EXPECT_TRUE(planReplace(inv, {.name = "m2"}, self, "t"));
+  EXPECT_TRUE(planReplace(inv, {.name = "m2"}, self, true, "t"));
 }
 
 TEST(ReplaceJournal, FinishingReplacesTheOldEntryInPlaceAndClearsTheJournal) {
   Inventory inv = threeMembers();
-  auto j = planReplace(inv, with("m2", "127.0.0.14"), targetOn("127.0.0.14", "m4"), "t");
+  auto j = planReplace(inv, with("m2", "127.0.0.14"), targetOn("127.0.0.14", "m4"), true, "t");
   ASSERT_TRUE(j);
   j->new_id = 0x444;
   inv.replace = journalToMap(*j);
@@ -235,7 +265,7 @@ TEST(ReplaceJournal, FinishingReplacesTheOldEntryInPlaceAndClearsTheJournal) {
 
   // A new agent configured with the old name keeps it.
   Inventory inv2 = threeMembers();
-  auto keep = planReplace(inv2, with("m2", "127.0.0.14"), targetOn("127.0.0.14", "m2"), "t");
+  auto keep = planReplace(inv2, with("m2", "127.0.0.14"), targetOn("127.0.0.14", "m2"), true, "t");
   ASSERT_TRUE(keep);
   ASSERT_TRUE(finishInventory(inv2, *keep));
   EXPECT_EQ(inv2.members[1].name, "m2");
