@@ -52,8 +52,12 @@ int checkConfig(const AgentConfig& config) {
   }
   v1::MemberState example;
   bool accepted = state->has_value();
+  const auto discovery = accepted ? std::nullopt : autoPlan(config);
   if (accepted) {
     example = **state;
+  } else if (discovery) {
+    example.set_version(1);
+    *example.mutable_plan() = *discovery;
   } else {
     // No plan yet: show the command line of a single-member static plan as an example.
     example.set_version(1);
@@ -73,7 +77,9 @@ int checkConfig(const AgentConfig& config) {
     return kExitConfig;
   }
   std::cout << (accepted ? "etcd command line (accepted plan):\n  "
-                         : "no plan accepted yet; with a single-member plan etcd would run as:\n  ")
+                : discovery
+                    ? "no plan accepted yet; [bootstrap] discovery starts etcd as:\n  "
+                    : "no plan accepted yet; with a single-member plan etcd would run as:\n  ")
             << shellJoin(*argv) << "\n";
   return 0;
 }

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <fstream>
 #include <memory>
+#include <regex>
 #include <thread>
 
 #include "tests/support/agent_harness.hpp"
@@ -148,12 +149,21 @@ TEST(Discovery, PlainEtcdProcessesFormAClusterAndAFourthIsRefused) {
   EXPECT_FALSE(exited.timed_out);
   EXPECT_NE(exited.exit_code, 0);
   EXPECT_NE(readAll(fourth.log).find("cluster is full"), std::string::npos) << readAll(fourth.log);
-  // The registry itself refuses a registration beyond the size, and a duplicate ID.
+  // The registry itself refuses a registration beyond the size.
   auto put = run({"curl", "-sS", "-i", "--max-time", "10", "-X", "PUT",
                   url + "/abc?prevExist=false", "-d", "value=e5=http://127.0.0.1:1"});
   EXPECT_NE(put.out.find("412 Precondition Failed"), std::string::npos) << put.out;
   EXPECT_NE(put.out.find("the cluster is full (3 of 3 members registered)"), std::string::npos)
       << put.out;
+  // A registered member ID again: etcd's error 105.
+  const std::string token = url.substr(url.rfind('/') + 1);
+  std::smatch id;
+  ASSERT_TRUE(std::regex_search(listed.out, id, std::regex("\"/" + token + "/([0-9a-f]+)\"")))
+      << listed.out;
+  auto dup =
+      run({"curl", "-sS", "-i", "--max-time", "10", "-X", "PUT",
+           url + "/" + id[1].str() + "?prevExist=false", "-d", "value=x=http://127.0.0.1:1"});
+  EXPECT_NE(dup.out.find("\"errorCode\":105"), std::string::npos) << dup.out;
   EXPECT_EQ(memberNames(endpoints), "e1,e2,e3");
 }
 
