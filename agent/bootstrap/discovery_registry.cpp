@@ -125,7 +125,8 @@ std::vector<std::string> splitPath(const std::string& path) {
   return parts;
 }
 
-constexpr std::uint64_t kSizeIndex = 1;  // _config/size is written when the token is created
+constexpr std::uint64_t kSizeIndex = 1;
+constexpr std::size_t kMaxValueBytes = 4096;  // _config/size is written when the token is created
 
 }  // namespace
 
@@ -330,6 +331,13 @@ DiscoveryResponse DiscoveryRegistry::put(v1::DiscoveryTokenState& t, const std::
   }
   if (!value) {
     return discoveryError(400, 200, "Value is Required in POST form", key, t.index());
+  }
+  // "name=peerURL[,name=peerURL]" is short; the cap keeps 99 registrants' files small.
+  if (value->size() > kMaxValueBytes) {
+    return discoveryError(
+        400, 209, "Invalid field",
+        key + ": a registration is at most " + std::to_string(kMaxValueBytes) + " bytes",
+        t.index());
   }
 
   v1::DiscoveryTokenState next = t;

@@ -6,9 +6,18 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <boost/asio/connect.hpp>
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <optional>
+#include <thread>
 #include <vector>
 
 #include "agent/bootstrap/discovery_store.hpp"
@@ -231,6 +240,9 @@ TEST_F(Registry, ConfigAndDirectoryAreNotWritable) {
   EXPECT_EQ(call(reg_, req("PUT /" + kTok + "/a/b", form("x"))).status, 403);
   EXPECT_EQ(call(reg_, req("DELETE /" + kTok + "/a")).status, 405);
   EXPECT_EQ(call(reg_, req("PUT /" + kTok + "/a?prevExist=false")).status, 400);  // no value
+  EXPECT_EQ(
+      call(reg_, req("PUT /" + kTok + "/a?prevExist=false", form(std::string(5000, 'x')))).status,
+      400);
   EXPECT_EQ(reg_.find(kTok)->size(), 3U);
   EXPECT_EQ(reg_.find(kTok)->index(), 1U);
 }
@@ -340,6 +352,96 @@ TEST(DiscoveryStore, RegistrationsAndIndexSurviveARestart) {
   ASSERT_TRUE(fresh);
   EXPECT_EQ(fresh->token(), "66666666666666666666666666666666");
   std::filesystem::remove_all(std::filesystem::path(dir).parent_path());
+}
+
+// Sends one HTTP request to 127.0.0.1:`port` and returns the response (blocking; bounded by the
+// server's own wait timeout).
+boost::beast::http::response<boost::beast::http::string_body> httpCall(
+    unsigned short port, boost::beast::http::verb verb, const std::string& target,
+    const std::string& body = "") {
+  namespace http = boost::beast::http;
+  boost::asio::io_context io;
+  boost::beast::tcp_stream stream(io);
+  stream.expires_after(std::chrono::seconds(10));
+  stream.connect({boost::asio::ip::make_address("127.0.0.1"), port});
+  http::request<http::string_body> req{verb, target, 11};
+  req.set(http::field::host, "127.0.0.1");
+  if (!body.empty()) req.set(http::field::content_type, "application/x-www-form-urlencoded");
+  req.body() = body;
+  req.prepare_payload();
+  http::write(stream, req);
+  boost::beast::flat_buffer buffer;
+  http::response<http::string_body> res;
+  http::read(stream, buffer, res);
+  return res;
+}
+
+TEST(DiscoveryEndpoint, ParksLongPollsOnTheHttpServerUntilARegistrationOrTheTimeout) {
+  namespace http = boost::beast::http;
+  const std::string dir =
+      ::testing::TempDir() + "/discovery-endpoint-" + std::to_string(::getpid());
+  std::filesystem::remove_all(dir);
+  boost::asio::io_context io;
+  HttpServer server(io);
+  DiscoveryEndpoint endpoint(io, dir, std::chrono::seconds(1));
+  EXPECT_TRUE(endpoint.load().empty());
+  endpoint.attach(server);
+  server.route("/healthz", [](const HttpRequest&) {
+    return HttpResponse{200, "text/plain", "ok\n", {}};
+  });
+  ASSERT_TRUE(server.listen("127.0.0.1:0"));
+  auto token = endpoint.newToken(2, "http://127.0.0.1:" + std::to_string(server.port()));
+  ASSERT_TRUE(token) << token.error().message;
+  const std::string base = "/" + token->token();
+  auto work = boost::asio::make_work_guard(io);
+  std::thread loop([&] { io.run(); });
+
+  // Other routes still answer; the catch-all serves the token.
+  EXPECT_EQ(httpCall(server.port(), http::verb::get, "/healthz").body(), "ok\n");
+  auto size = httpCall(server.port(), http::verb::get, base + "/_config/size");
+  EXPECT_EQ(size.result_int(), 200);
+  EXPECT_EQ(size["X-Etcd-Index"], "1");
+  EXPECT_EQ(size[http::field::content_type], "application/json");
+
+  // Nothing happens within the timeout: an empty 200, which etcd's client re-asks.
+  auto quiet =
+      httpCall(server.port(), http::verb::get, base + "?wait=true&waitIndex=2&recursive=true");
+  EXPECT_EQ(quiet.result_int(), 200);
+  EXPECT_EQ(quiet.body(), "");
+  EXPECT_EQ(quiet["X-Etcd-Index"], "1");
+
+  // A parked poll is answered by a registration from another connection.
+  auto parked = std::async(std::launch::async, [&] {
+    return httpCall(server.port(), http::verb::get, base + "?wait=true&waitIndex=2&recursive=true");
+  });
+  // Register once the poll is parked (asked on the loop, bounded); the poll gets the event.
+  auto parkedWaits = [&] {
+    std::promise<std::size_t> count;
+    auto f = count.get_future();
+    boost::asio::post(io, [&] { count.set_value(endpoint.registry().parkedWaits()); });
+    return f.get();
+  };
+  for (int i = 0; i < 200 && parkedWaits() == 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  ASSERT_EQ(parkedWaits(), 1U);
+  auto put = httpCall(server.port(), http::verb::put, base + "/abc?prevExist=false",
+                      "value=m1%3Dhttp%3A%2F%2F127.0.0.1%3A2380");
+  EXPECT_EQ(put.result_int(), 201);
+  auto event = parked.get();
+  EXPECT_EQ(event.result_int(), 200);
+  EXPECT_NE(event.body().find("\"value\":\"m1=http://127.0.0.1:2380\",\"modifiedIndex\":2"),
+            std::string::npos)
+      << event.body();
+  EXPECT_EQ(parkedWaits(), 0U);
+  // The registration is on disk.
+  EXPECT_TRUE(std::filesystem::exists(dir + "/" + token->token() + ".json"));
+
+  server.close();
+  work.reset();
+  io.stop();
+  loop.join();
+  std::filesystem::remove_all(dir);
 }
 
 TEST(DiscoveryEndpoint, TheUrlNamesTheListenHostOrTheAdvertiseHost) {
