@@ -280,6 +280,43 @@ TEST(MemberReplace, AReplaceKilledAfterAddingTheLearnerFinishesWhenRunAgain) {
   if (::testing::Test::HasFatalFailure()) return;
   const std::string target = f.agent(4).client().address();
 
+  // Refused while a learner that is not ours is pending (a peer URL nobody serves) ...
+  const std::string endpoints = f.agent(1).clientEndpoint();
+  // etcd refuses MemberAdd until its leader has been connected to every voter for 5 s
+  // ("unhealthy cluster"): right after the bootstrap, try again (bounded).
+  const std::string stray_peer = "--peer-urls=http://127.0.0.19:" + std::to_string(freePort());
+  RunResult stray;
+  for (int attempt = 0; attempt < 50; ++attempt) {
+    stray = etcdctl(endpoints, {"member", "add", "stray", "--learner", stray_peer});
+    if (stray.exit_code == 0 || stray.err.find("unhealthy cluster") == std::string::npos) break;
+    std::this_thread::sleep_for(200ms);
+  }
+  ASSERT_EQ(stray.exit_code, 0) << stray.err;
+  auto pending = f.fleetCmd({"member", "replace", "m2", "--with", target});
+  EXPECT_EQ(pending.exit_code, 1);
+  EXPECT_NE(pending.err.find("is pending: etcd takes one learner at a time"), std::string::npos)
+      << pending.err;
+  EXPECT_TRUE(f.inventory().replace.empty());
+  auto with_stray = membership::listMembers(*client);
+  ASSERT_TRUE(with_stray) << with_stray.error().message;
+  for (const auto& m : *with_stray) {
+    if (m.is_learner) {
+      ASSERT_TRUE(membership::removeMember(*client, m.id));
+    }
+  }
+
+  // ... and when the target agent holds a member of another cluster.
+  auto foreign = f.agent(4).plan(v1::PLAN_MODE_NEW);
+  foreign.set_cluster_token("another-cluster");
+  ASSERT_TRUE(f.agent(4).client().applyPlan(foreign));
+  auto held = f.fleetCmd({"member", "replace", "m2", "--with", target});
+  EXPECT_EQ(held.exit_code, 1);
+  EXPECT_NE(held.err.find("already holds a member of cluster \"another-cluster\""),
+            std::string::npos)
+      << held.err;
+  EXPECT_TRUE(f.inventory().replace.empty());
+  ASSERT_TRUE(f.agent(4).client().removeMember());
+
   Child replace = Child::start(f.fleetArgv({"member", "replace", "m2", "--with", target}),
                                {.unset_env = {"ETCDCTL_ENDPOINTS", "ETCD_FLEET_ENDPOINTS"}});
   const auto deadline = std::chrono::steady_clock::now() + 60s;

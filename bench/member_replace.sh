@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# Wall time of `etcd-fleet member replace m2 --with HOST` (a lost member replaced onto a fresh
+# host: add learner, start it, catch up, promote, remove the old member) with 10 MB and with
+# 200 MB of data in the cluster, and how it grows (ratio 200 MB / 10 MB).
+#
+# Each round: four etcd-agents on 127.0.0.21-24 (free ports), a 3-member cluster formed by
+# `etcd-fleet bootstrap` on the first three, N MB written as 1 MiB values (`etcd-fleet put` from
+# stdin; etcd takes at most 1.5 MiB per request), m2's agent killed (its etcd follows), then the
+# timed replace onto the fourth agent. Everything started here is stopped by PID on exit.
+# Usage: bench/member_replace.sh BUILD_DIR [SMALL_MB] [LARGE_MB]
+set -euo pipefail
+BUILD=$(cd "${1:?usage: member_replace.sh BUILD_DIR [SMALL_MB] [LARGE_MB]}" && pwd)
+SMALL=${2:-10}
+LARGE=${3:-200}
+ETCD=$(command -v etcd || echo /usr/bin/etcd)
+HOSTS=(127.0.0.21 127.0.0.22 127.0.0.23 127.0.0.24)
+WORK=$(mktemp -d /tmp/bench-replace.XXXXXX)
+PIDS=()
+# Copies: a rebuild while the benchmark runs must not swap the binaries under it.
+cp "$BUILD/fleetctl/etcd-fleet" "$BUILD/agent/etcd-agent" "$WORK/"
+FLEET="$WORK/etcd-fleet"
+AGENT="$WORK/etcd-agent"
+
+cleanup() {
+  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
+  for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
+  rm -rf "$WORK"
+}
+trap cleanup EXIT INT TERM
+
+# A free TCP port on HOST (bound there for a moment).
+port() {
+  python3 -c 'import socket,sys; s=socket.socket(); s.bind((sys.argv[1],0)); print(s.getsockname()[1])' "$1"
+}
+now() { date +%s.%N; }
+
+head -c 1048576 /dev/urandom >"$WORK/value"
+
+# round MB: sets SECONDS_TAKEN to the replace's wall time.
+round() {
+  local mb=$1 dir="$WORK/round-$1" apis=() agent_pids=()
+  mkdir -p "$dir"
+  for i in 0 1 2 3; do
+    local h=${HOSTS[$i]} name="m$((i + 1))" api
+    api=$(port "$h")
+    mkdir -p "$dir/$name"
+    cat >"$dir/$name/agent.toml" <<EOF
+[member]
+name = "$name"
+advertise_host = "$h"
+client_port = $(port "$h")
+peer_port = $(port "$h")
+data_root = "$dir/$name/data"
+[cluster]
+token = "bench-replace-$mb"
+[agent]
+api_listen = "$h:$api"
+http_listen = "$h:$(port "$h")"
+[etcd]
+binary = "$ETCD"
+EOF
+    "$AGENT" --config "$dir/$name/agent.toml" >"$dir/$name/agent.log" 2>&1 &
+    PIDS+=($!)
+    agent_pids+=($!)
+    apis+=("$h:$api")
+  done
+  local fleet=("$FLEET" --fleet "$dir/fleet.toml")
+  for a in "${apis[@]}"; do
+    for _ in $(seq 1 100); do
+      "$FLEET" agent status --host "$a" >/dev/null 2>&1 && break
+      sleep 0.1
+    done
+  done
+  # The agents answer within a second or two of starting; bootstrap waits for them (bounded).
+  "${fleet[@]}" bootstrap --hosts "${apis[0]},${apis[1]},${apis[2]}" --agent-timeout 20s \
+    --cluster "bench-replace-$mb" >"$dir/bootstrap.log" 2>&1 ||
+    { echo "bootstrap failed:" >&2; cat "$dir/bootstrap.log" >&2; return 1; }
+
+  for k in $(seq 1 "$mb"); do
+    "${fleet[@]}" put "bench/value$k" <"$WORK/value" >/dev/null
+  done
+  local size
+  size=$("${fleet[@]}" endpoint status -w json | python3 -c \
+    'import json,sys; print(max(e["Status"]["dbSize"] for e in json.load(sys.stdin)) // 1048576)')
+  echo "  $mb MB written (db size ${size} MiB)"
+
+  kill -9 "${agent_pids[1]}"  # m2's host is lost: its etcd dies with its agent
+  wait "${agent_pids[1]}" 2>/dev/null || true
+  sleep 1
+
+  local t0 t1
+  t0=$(now)
+  "${fleet[@]}" member replace m2 --with "${apis[3]}" --promote-timeout 10m >"$dir/replace.log" \
+    2>&1 || { echo "member replace failed:" >&2; cat "$dir/replace.log" >&2; return 1; }
+  t1=$(now)
+  sed 's/^/    /' "$dir/replace.log"
+  local n
+  n=$("${fleet[@]}" get bench/ --prefix --count-only)
+  [ "$n" = "$mb" ] || { echo "expected $mb keys after the replace, found $n" >&2; return 1; }
+
+  for p in "${agent_pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  for p in "${agent_pids[@]}"; do wait "$p" 2>/dev/null || true; done
+  rm -rf "$dir"
+  SECONDS_TAKEN=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')
+}
+
+echo "member replace --with a fresh host, ${SMALL} MB of data ..."
+round "$SMALL"
+A=$SECONDS_TAKEN
+echo "member replace --with a fresh host, ${LARGE} MB of data ..."
+round "$LARGE"
+B=$SECONDS_TAKEN
+echo "member replace wall time: ${SMALL} MB ${A} s, ${LARGE} MB ${B} s"
+awk -v a="$A" -v b="$B" -v s="$SMALL" -v l="$LARGE" 'BEGIN {
+  printf "growth %d MB / %d MB: %.2fx time for %.0fx data\n", l, s, b / a, l / s }'
