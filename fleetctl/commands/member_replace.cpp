@@ -102,6 +102,9 @@ class Replacer {
   std::chrono::seconds promote_timeout_;
   std::unique_ptr<etcd::Client> client_;
   ReplaceJournal j_;
+  // start() has just checked that removing the old member keeps quorum: the remove-first order's
+  // next step need not ask every member again (a dead one costs a full dial timeout).
+  bool removal_just_checked_ = false;
 };
 
 std::string Replacer::resumeCommand() const {
@@ -203,6 +206,7 @@ Result<ReplaceJournal> Replacer::start() {
   auto journal = planReplace(inv_, request_, target, healthy.contains(old->id), nowRfc3339());
   if (!journal) return journal;
   j_ = *journal;
+  removal_just_checked_ = j_.order == ReplaceOrder::kRemoveFirst;
 
   const std::size_t voters = voterCount(*members);
   std::size_t healthy_voters = 0;
@@ -239,9 +243,11 @@ Result<std::string> Replacer::removeOld() {
   auto members = membership::listMembers(*client_);
   if (!members) return fail(members.error());
   if (membership::findById(*members, j_.old_id)) {
-    const auto healthy = membership::healthyMembers(*members, kHealthTimeout);
-    if (auto r = membership::checkRemoveSafe(*members, healthy, j_.old_id); !r)
-      return fail(r.error());
+    if (!removal_just_checked_) {
+      const auto healthy = membership::healthyMembers(*members, kHealthTimeout);
+      if (auto r = membership::checkRemoveSafe(*members, healthy, j_.old_id); !r)
+        return fail(r.error());
+    }
     if (auto r = membership::removeMember(*client_, j_.old_id, stop_); !r) return fail(r.error());
     return describeMember(j_.old_name, j_.old_id) + " removed from the cluster";
   }
