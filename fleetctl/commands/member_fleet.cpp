@@ -237,10 +237,19 @@ CommandResult runMemberRemove(Context& ctx) {
 
   // NAME when a member (in the cluster or the inventory) is called so; otherwise etcdctl's hex
   // ID, whose output and errors stay etcdctl's.
-  FLEET_TRY_CLIENT(client, ctx);
+  const InventoryMember* known = *inventory ? (*inventory)->find(arg) : nullptr;
+  auto hex = parseHexUint(arg);
+  if (!known && hex) {
+    if (auto r = requireFormat(ctx, {OutputFormat::kSimple, OutputFormat::kJson}); !r) return r;
+  }
+  auto client_or = ctx.client();
+  if (!client_or) {
+    if (!known && !hex) return memberIdError(ctx);
+    return std::unexpected(client_or.error());
+  }
+  etcd::Client& client = **client_or;
   auto members = membership::listMembers(client);
   const membership::MemberInfo* target = nullptr;
-  const InventoryMember* known = *inventory ? (*inventory)->find(arg) : nullptr;
   if (members) target = membership::findByName(*members, arg);
   bool by_id = false;
   std::uint64_t id = 0;
@@ -249,7 +258,6 @@ CommandResult runMemberRemove(Context& ctx) {
   } else if (known && known->id) {
     id = known->id;  // in the inventory, maybe gone from the cluster already (a re-run)
   } else {
-    auto hex = parseHexUint(arg);
     if (!hex) {
       if (members) ctx.err() << "etcd-fleet: no member is named \"" << arg << "\"\n";
       return memberIdError(ctx);
@@ -257,12 +265,9 @@ CommandResult runMemberRemove(Context& ctx) {
     by_id = true;
     id = *hex;
   }
-  if (!members) return commandError(members.error());
-  if (!target) target = membership::findById(*members, id);
+  if (!members && !by_id) return commandError(members.error());
+  if (members && !target) target = membership::findById(*members, id);
   if (!known && *inventory) known = (*inventory)->findById(id);
-  if (by_id) {
-    if (auto r = requireFormat(ctx, {OutputFormat::kSimple, OutputFormat::kJson}); !r) return r;
-  }
   // The notes of the fleet form; with an ID they go to stderr so that stdout stays etcdctl's.
   auto note = [&](const std::string& line) {
     (by_id ? ctx.err() : ctx.out()) << line << std::endl;

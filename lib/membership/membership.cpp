@@ -20,6 +20,8 @@ using etcdserverpb::Maintenance;
 // How long addLearner/removeMember keep retrying through leader elections. An election takes
 // about one election timeout (1 s by default); a few of them in a row still fit.
 constexpr auto kMembershipRetryBudget = 30s;
+// etcd counts a peer as active once it has been connected for 5 s (HealthInterval).
+constexpr auto kReconnectGrace = 8s;
 constexpr auto kFirstBackoff = 100ms;
 constexpr auto kMaxBackoff = 2s;
 
@@ -384,7 +386,8 @@ Result<void> promoteWhenInSync(etcd::Client& client, std::uint64_t id, std::chro
 }
 
 Result<void> removeMember(etcd::Client& client, std::uint64_t id, std::stop_token stop) {
-  Backoff backoff(Clock::now() + kMembershipRetryBudget, stop);
+  const auto start = Clock::now();
+  Backoff backoff(start + kMembershipRetryBudget, stop);
   bool sent = false;
   for (;;) {
     if (sent) {
@@ -398,6 +401,22 @@ Result<void> removeMember(etcd::Client& client, std::uint64_t id, std::stop_toke
     if (resp) return {};
     const Error& e = resp.error();
     if (e.code == Errc::kNotFound || contains(e.message, "member not found")) return {};
+    if (contains(e.message, "unhealthy cluster")) {
+      // --strict-reconfig-check: the voters left would not have an active quorum. A peer counts
+      // as active 5 s after it (re)connected, so a member that just came back gets that long.
+      if (Clock::now() - start < kReconnectGrace && backoff.next()) continue;
+      return fail(Errc::kFailedPrecondition,
+                  "remove member " + hexId(id) + ": " + e.message +
+                      ": etcd refuses because the voting members left would not have an active "
+                      "quorum (--strict-reconfig-check). Bring the members that are down back "
+                      "first");
+    }
+    if (contains(e.message, "not enough started members")) {
+      return fail(Errc::kFailedPrecondition,
+                  "remove member " + hexId(id) + ": " + e.message +
+                      ": etcd refuses to remove a voter when too few of the others ever started "
+                      "(--strict-reconfig-check)");
+    }
     if (isTransient(e) && backoff.next()) continue;
     return fail(e.context("remove member " + hexId(id)));
   }
