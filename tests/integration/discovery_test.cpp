@@ -236,10 +236,18 @@ TEST(Discovery, RegistrationsSurviveACoordinatorRestart) {
   EXPECT_EQ(memberNames(endpoints), "e1,e2,e3");
   EXPECT_NE(httpGet(url).out.find("X-Etcd-Index: 4"), std::string::npos);
 
-  // A token created after the restart is new: tokens are never handed out twice.
-  auto again = coordinator.client().newDiscoveryToken(1);
-  ASSERT_TRUE(again) << again.error().message;
-  EXPECT_NE(again->token(), token->token());
+  // A token created after the restart is new: tokens are never handed out twice. Without --on,
+  // etcd-fleet asks the first agent of the fleet inventory.
+  const std::string inventory = dir.path() + "/fleet.toml";
+  std::ofstream(inventory)
+      << "[cluster]\ntoken = \"test-cluster\"\n\n[[member]]\nname = \"coord\"\n"
+      << "host = \"127.0.0.1\"\nagent = \"" << coordinator.client().address()
+      << "\"\nclient_url = \"http://" << coordinator.clientEndpoint() << "\"\npeer_url = \""
+      << coordinator.peerUrl() << "\"\n";
+  auto again = run({fleetBinary(), "--fleet", inventory, "discovery", "new", "--size", "1"});
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_EQ(again.out.rfind("http://" + coordinator.httpAddress() + "/", 0), 0U) << again.out;
+  EXPECT_EQ(again.out.find(token->token()), std::string::npos) << again.out;
 }
 
 }  // namespace
