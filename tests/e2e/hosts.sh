@@ -1,0 +1,227 @@
+# shellcheck shell=bash
+# Test hosts: this machine's own OS booted with systemd in systemd-nspawn, each over its own overlay
+# whose single lower layer is / (read-only, shared by every host), so a host can install packages,
+# run services and lose power without changing anything of the machine. The hosts share the
+# machine's network namespace: give each one its own loopback address.
+#
+# Source this file, then:
+#   hosts_init                      create the work dir, install the EXIT trap (teardown)
+#   host_start NAME [--unmask UNIT]... [NSPAWN_ARG...]
+#                                   mount NAME's overlay and boot it in the background
+#   host_wait NAME                  wait (bounded) until NAME's systemd reports running/degraded
+#   hosts_boot NAME...              host_start all of them, then host_wait each: a parallel boot
+#   host_run NAME CMD...            run CMD inside NAME (all its namespaces, a clean environment)
+#   host_poweroff NAME              `systemctl poweroff` inside NAME, wait for it, unmount overlay
+#   host_kill NAME                  kill NAME by its recorded PIDs (power cut), unmount overlay
+# A host that is powered off keeps its overlay's upper layer: host_start boots it again with
+# everything it had written. Every process is tracked by the PIDs recorded at start and is ended
+# by those PIDs only.
+#
+# Never boot systemd as PID 1 on the machine's real / : its tmpfiles clean-up and units would run
+# against the real filesystem. Every host here boots from an overlay, and the teardown removes the
+# work dir only after each overlay is unmounted (and never crosses into a mounted file system).
+
+HOSTS_BOOT_TIMEOUT=${HOSTS_BOOT_TIMEOUT:-90}   # seconds until a host's systemd is up
+HOSTS_STOP_TIMEOUT=${HOSTS_STOP_TIMEOUT:-60}   # seconds for an orderly poweroff
+HOSTS_DIR=""
+HOSTS_NSPAWN_ARGS=()   # more systemd-nspawn arguments for every host (e.g. --bind-ro=SRC:DST)
+# Units of the machine that would start in every host and are not ours to run there: Debian's
+# etcd (it binds 127.0.0.1:2379 and has its own data), PostgreSQL, and whatever would reach the
+# network or only burn CPU on a test host (apt's daily downloads, NTP, periodic jobs).
+HOSTS_MASKED_UNITS=(etcd.service postgresql.service postgresql@.service
+  apt-daily.service apt-daily.timer apt-daily-upgrade.service apt-daily-upgrade.timer
+  systemd-timesyncd.service man-db.timer man-db.service e2scrub_all.timer fstrim.timer
+  dpkg-db-backup.timer)
+
+hosts_since() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }'; }
+
+hosts_log() { printf '[%s] %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
+
+hosts_init() {
+  HOSTS_DIR=$(mktemp -d /tmp/etcd-agent-e2e.XXXXXX)
+  mkdir -p "$HOSTS_DIR/hosts"
+  trap hosts_teardown EXIT
+  trap 'exit 130' INT
+  trap 'exit 143' TERM
+}
+
+host_dir() { echo "$HOSTS_DIR/hosts/$1"; }
+
+# The container's PID 1 (its systemd), as recorded by host_start.
+host_pid() { cat "$(host_dir "$1")/leader.pid"; }
+
+host_alive() {
+  local d
+  d=$(host_dir "$1")
+  [ -s "$d/nspawn.pid" ] && kill -0 "$(cat "$d/nspawn.pid")" 2>/dev/null
+}
+
+host_start() {
+  local name=$1 unit
+  shift
+  local masked=("${HOSTS_MASKED_UNITS[@]}")
+  # --unmask UNIT: let this host run one of the masked units (e.g. to test what our package does
+  # about it).
+  while [ "${1:-}" = --unmask ]; do
+    for unit in "${!masked[@]}"; do [ "${masked[$unit]}" != "$2" ] || unset "masked[$unit]"; done
+    shift 2
+  done
+  local d
+  d=$(host_dir "$name")
+  if host_alive "$name"; then
+    hosts_log "host $name is already running"
+    return 1
+  fi
+  mkdir -p "$d"/{upper,work,root}
+  mount -t overlay overlay -o "lowerdir=/,upperdir=$d/upper,workdir=$d/work" "$d/root"
+  echo "$name" >"$d/root/etc/hostname"
+  local args=(--register=no --keep-unit --boot -D "$d/root" -M "e2e-$$-$name"
+    "${HOSTS_NSPAWN_ARGS[@]}")
+  for unit in "${masked[@]}"; do
+    args+=("--bind-ro=/dev/null:/etc/systemd/system/$unit")
+  done
+  rm -f "$d/leader.pid"
+  # setsid: the host must not get the test's terminal signals; it is stopped by its PIDs.
+  setsid systemd-nspawn "${args[@]}" "$@" >>"$d/console.log" 2>&1 </dev/null &
+  echo $! >"$d/nspawn.pid"
+  date +%s.%N >"$d/started"
+}
+
+# nspawn forks once into the new namespaces and that child execs systemd: it is PID 1 inside.
+host_find_leader() {
+  local nspawn child
+  nspawn=$(cat "$(host_dir "$1")/nspawn.pid")
+  for child in $(cat "/proc/$nspawn/task/$nspawn/children" 2>/dev/null); do
+    if [ "$(cat "/proc/$child/comm" 2>/dev/null)" = systemd ]; then
+      echo "$child"
+      return 0
+    fi
+  done
+  return 1
+}
+
+host_wait() {
+  local name=$1 d leader state="" i
+  d=$(host_dir "$name")
+  for ((i = 0; i < HOSTS_BOOT_TIMEOUT * 5; i++)); do
+    if ! host_alive "$name"; then
+      hosts_log "host $name exited while booting; its console:"
+      tail -n 30 "$d/console.log" >&2
+      return 1
+    fi
+    if [ ! -s "$d/leader.pid" ] && leader=$(host_find_leader "$name"); then
+      echo "$leader" >"$d/leader.pid"
+    fi
+    if [ -s "$d/leader.pid" ]; then
+      state=$(host_run "$name" systemctl is-system-running 2>/dev/null || true)
+      case $state in
+        running | degraded)
+          hosts_log "host $name is up ($state) after $(hosts_since "$(cat "$d/started")") s," \
+            "PID $(host_pid "$name")"
+          [ "$state" = running ] ||
+            host_run "$name" systemctl list-units --failed --no-pager --plain >&2 || true
+          return 0
+          ;;
+      esac
+    fi
+    sleep 0.2
+  done
+  hosts_log "host $name did not finish booting in ${HOSTS_BOOT_TIMEOUT}s (state: ${state:-none})"
+  tail -n 30 "$d/console.log" >&2
+  return 1
+}
+
+hosts_boot() {
+  local name
+  for name in "$@"; do host_start "$name" || return 1; done
+  for name in "$@"; do host_wait "$name" || return 1; done
+}
+
+# Runs a command inside the host as its root, with the environment a login would have (not the
+# test's: no XDG_RUNTIME_DIR or D-Bus address of ours leaks in).
+host_run() {
+  local name=$1
+  shift
+  nsenter -t "$(host_pid "$name")" -m -u -i -p -n -- \
+    env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 \
+    HOME=/root TERM=dumb SYSTEMD_COLORS=0 SYSTEMD_PAGER= "$@"
+}
+
+host_wait_exit() {
+  local d=$1 timeout=$2 i
+  for ((i = 0; i < timeout * 5; i++)); do
+    kill -0 "$(cat "$d/nspawn.pid")" 2>/dev/null || return 0
+    sleep 0.2
+  done
+  return 1
+}
+
+host_unmount() {
+  local d i
+  d=$(host_dir "$1")
+  for ((i = 0; i < 25; i++)); do
+    mountpoint -q "$d/root" || return 0
+    umount "$d/root" 2>/dev/null && return 0
+    sleep 0.2
+  done
+  umount -l "$d/root"
+}
+
+host_poweroff() {
+  local name=$1 d
+  d=$(host_dir "$name")
+  host_run "$name" systemctl poweroff || true
+  if ! host_wait_exit "$d" "$HOSTS_STOP_TIMEOUT"; then
+    hosts_log "host $name did not power off in ${HOSTS_STOP_TIMEOUT}s: killing it"
+    host_kill "$name"
+    return 1
+  fi
+  wait "$(cat "$d/nspawn.pid")" 2>/dev/null || true
+  rm -f "$d/leader.pid"
+  host_unmount "$name"
+}
+
+# A power cut: SIGKILL to the container's PID 1 ends every process of its PID namespace; then
+# nspawn itself.
+host_kill() {
+  local name=$1 d pid
+  d=$(host_dir "$name")
+  if [ -s "$d/leader.pid" ]; then
+    pid=$(cat "$d/leader.pid")
+    kill -KILL "$pid" 2>/dev/null || true
+  fi
+  if [ -s "$d/nspawn.pid" ]; then
+    pid=$(cat "$d/nspawn.pid")
+    host_wait_exit "$d" 10 || kill -KILL "$pid" 2>/dev/null || true
+    host_wait_exit "$d" 10 || true
+    wait "$pid" 2>/dev/null || true
+  fi
+  rm -f "$d/leader.pid"
+  host_unmount "$name"
+}
+
+hosts_teardown() {
+  local rc=$? d name busy=0
+  trap - EXIT INT TERM
+  [ -n "$HOSTS_DIR" ] && [ -d "$HOSTS_DIR/hosts" ] || exit "$rc"
+  # SIGTERM makes nspawn ask the host's systemd for an orderly shutdown: all hosts at once.
+  for d in "$HOSTS_DIR"/hosts/*/; do
+    [ -s "$d/nspawn.pid" ] && kill -TERM "$(cat "$d/nspawn.pid")" 2>/dev/null || true
+  done
+  for d in "$HOSTS_DIR"/hosts/*/; do
+    name=$(basename "$d")
+    if [ -s "$d/nspawn.pid" ] && ! host_wait_exit "$d" 20; then
+      hosts_log "teardown: host $name did not shut down 20 s after SIGTERM; killing it. Console:"
+      tail -n 15 "$d/console.log" >&2
+    fi
+    host_kill "$name" || true
+    if mountpoint -q "$d/root"; then
+      hosts_log "teardown: $d/root is still mounted; leaving $HOSTS_DIR in place"
+      busy=1
+    fi
+  done
+  # --one-file-system: even if a mount were left behind, never descend into it (its lower
+  # layer is the machine's /).
+  [ "$busy" = 0 ] && rm -rf --one-file-system "$HOSTS_DIR"
+  exit "$rc"
+}

@@ -1,0 +1,288 @@
+#!/usr/bin/env bash
+# End to end, the way users meet the product: four systemd-booted test hosts (m1..m4 on
+# 127.0.0.11-14, see hosts.sh), `apt install etcd-agent` from the locally built apt repository on
+# each, then from outside `etcd-fleet bootstrap`, `systemctl status`, put/get through the
+# inventory, power loss of m2 and `etcd-fleet member replace m2 --with 127.0.0.14`, m2 booting
+# again, and `systemd-analyze security`.
+#
+# Usage (as root): hosts_test.sh BUILD_DIR. Exit 77 (skipped) without root or systemd-nspawn.
+# Every wait is bounded; every host is torn down by its recorded PIDs on exit, also on failure.
+set -euo pipefail
+
+BUILD=$(cd "${1:?usage: hosts_test.sh BUILD_DIR}" && pwd)
+SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+FLEET="$BUILD/fleetctl/etcd-fleet"
+PACKAGE_SCRIPT=${E2E_PACKAGE_SCRIPT:-$SRC/scripts/package.sh}
+
+if [ "$(id -u)" -ne 0 ]; then echo "SKIP: needs root (overlay mounts, systemd-nspawn)"; exit 77; fi
+if ! command -v systemd-nspawn >/dev/null; then
+  echo "SKIP: systemd-nspawn is missing (apt-get install systemd-container)"
+  exit 77
+fi
+
+# shellcheck source=hosts.sh
+source "$SRC/tests/e2e/hosts.sh"
+
+NAMES=(m1 m2 m3 m4)
+declare -A ADDR=([m1]=127.0.0.11 [m2]=127.0.0.12 [m3]=127.0.0.13 [m4]=127.0.0.14)
+T0=$(date +%s.%N)
+STEP_T0=$T0
+
+step() {
+  [ "$STEP_T0" = "$T0" ] || hosts_log "   (took $(hosts_since "$STEP_T0") s)"
+  STEP_T0=$(date +%s.%N)
+  printf '\n[%s] ===== %s\n' "$(date -u +%H:%M:%S)" "$*" >&2
+}
+die() {
+  printf 'FAILED: %s\n' "$*" >&2
+  exit 1
+}
+# Prints a command (as the operator would type it) and its output, and fails the test when it
+# fails.
+show() {
+  printf '$ %s\n' "$*" >&2
+  "$@"
+}
+# etcd-fleet as the operator runs it from their machine. XDG_CONFIG_HOME puts the operator's
+# default inventory (~/.config/etcd-fleet/fleet.toml) in the test's temp dir, so the commands
+# below are the literal ones of the issue (no --fleet, no --endpoints) and the machine's real
+# ~/.config is never touched.
+fleet() {
+  env -u ETCDCTL_ENDPOINTS -u ETCD_FLEET_ENDPOINTS XDG_CONFIG_HOME="$HOSTS_DIR/operator" \
+    "$FLEET" "$@"
+}
+# Retries CMD (its output discarded) every 0.5 s until it succeeds, at most SECONDS seconds.
+wait_for() {
+  local what=$1 seconds=$2 i
+  shift 2
+  for ((i = 0; i < seconds * 2; i++)); do
+    "$@" >/dev/null 2>&1 && return 0
+    sleep 0.5
+  done
+  die "$what: not within ${seconds}s"
+}
+# `systemctl status etcd-agent` in host NAME has the Status line of a running member of NAME.
+status_names_role() {
+  host_run "$1" systemctl status --no-pager --lines=0 etcd-agent |
+    grep -E "Status: \"member $1 · (leader|follower) · "
+}
+# Voting members as etcd reports them, "name" per line, sorted.
+voters() { fleet member list | awk -F', ' '$6 == "false" { print $3 }' | sort | paste -sd,; }
+
+# Fixed ports on the hosts' own addresses (the defaults users get): refuse to start over a leftover.
+for name in "${NAMES[@]}"; do
+  for port in 2377 2378 2379 2380; do
+    if (exec 3<>"/dev/tcp/${ADDR[$name]}/$port") 2>/dev/null; then
+      die "${ADDR[$name]}:$port is in use; stop whatever listens there (ss -ltnp) and retry"
+    fi
+  done
+done
+
+hosts_init
+mkdir -p "$HOSTS_DIR/dist" "$HOSTS_DIR/operator"
+
+step "0. packages: $(basename "$PACKAGE_SCRIPT") $BUILD DIST"
+[ -x "$PACKAGE_SCRIPT" ] || die "$PACKAGE_SCRIPT is missing: it builds the .deb and the apt repo"
+"$PACKAGE_SCRIPT" "$BUILD" "$HOSTS_DIR/dist" >"$HOSTS_DIR/package.log" 2>&1 ||
+  { cat "$HOSTS_DIR/package.log" >&2; die "building the packages failed"; }
+ls "$HOSTS_DIR"/dist/etcd-agent_*_amd64.deb "$HOSTS_DIR/dist/apt/Packages" >&2
+
+step "0. boot ${NAMES[*]} in parallel (one shared lower layer: /)"
+HOSTS_NSPAWN_ARGS=("--bind-ro=$HOSTS_DIR/dist/apt:/debs")
+# m4 boots with Debian's etcd.service as the machine has it (enabled by etcd-server: a member of
+# its own on 127.0.0.1:2379): the package must stop and disable it. Only one host may run it, the
+# hosts share one network namespace.
+host_start m4 --unmask etcd.service
+for name in m1 m2 m3; do host_start "$name"; done
+for name in "${NAMES[@]}"; do host_wait "$name"; done
+
+# The host-specific agent.toml is in place before the package arrives, as configuration
+# management would lay it down: the agent that the package's postinst starts then listens on the
+# host's own address at once. (Writing it after the install and restarting would first start four
+# agents on the package default 127.0.0.1:2378 in one shared network namespace: three of them
+# would fail to bind.) dpkg is told to keep an existing config file (force-confold, the
+# non-interactive answer to its conffile question) and puts the package's version beside it as
+# agent.toml.dpkg-dist. Only the local repository is configured: the host's other apt sources are
+# moved aside inside its overlay, so nothing reaches the network. The machine image may carry
+# Docker's /usr/sbin/policy-rc.d ("exit 101": start no service while building an image); a real
+# host has none, and with it the postinst could not start etcd-agent: it goes, in the overlay.
+install_host() {
+  local name=$1 addr=${ADDR[$1]}
+  host_run "$name" sh -ec "
+    mkdir -p /etc/apt/sources.list.off /etc/etcd-agent
+    for f in /etc/apt/sources.list /etc/apt/sources.list.d/*; do
+      [ -e \"\$f\" ] && mv \"\$f\" /etc/apt/sources.list.off/ || true
+    done
+    echo 'deb [trusted=yes] file:/debs ./' > /etc/apt/sources.list.d/etcd-agent.list
+    echo force-confold > /etc/dpkg/dpkg.cfg.d/keep-local-config
+    rm -f /usr/sbin/policy-rc.d
+    cat > /etc/etcd-agent/agent.toml <<EOF
+# This host's member: its own loopback address (the test hosts share one network namespace).
+[member]
+name = \"$name\"
+advertise_host = \"$addr\"
+[agent]
+api_listen = \"$addr:2378\"
+http_listen = \"$addr:2377\"
+EOF
+    echo '\$ apt-get update'
+    apt-get update
+    echo '\$ apt install -y etcd-agent'
+    DEBIAN_FRONTEND=noninteractive apt install -y etcd-agent
+  "
+}
+
+step "0. in each host: local apt repo, apt-get update, apt install -y etcd-agent (in parallel)"
+declare -A INSTALL_PID
+for name in "${NAMES[@]}"; do
+  install_host "$name" >"$HOSTS_DIR/install-$name.log" 2>&1 &
+  INSTALL_PID[$name]=$!
+done
+for name in "${NAMES[@]}"; do
+  wait "${INSTALL_PID[$name]}" ||
+    { cat "$HOSTS_DIR/install-$name.log" >&2; die "apt install etcd-agent failed in host $name"; }
+done
+sed 's/^/m1| /' "$HOSTS_DIR/install-m1.log" >&2
+for name in "${NAMES[@]}"; do
+  log="$HOSTS_DIR/install-$name.log"
+  # apt-get update read the local repository and nothing else.
+  grep -q 'file:/debs' "$log" || die "$name: apt-get update did not read file:/debs"
+  if grep -E '^(Get|Hit|Ign|Err):.*(https?|cdrom)' "$log"; then
+    die "$name: apt-get update used a source other than the local repository"
+  fi
+  host_run "$name" dpkg-query -W -f='${Status}\n' etcd-agent |
+    grep -x "install ok installed" >/dev/null ||
+    die "$name: etcd-agent is not installed"
+  grep -q "name = \"$name\"" <(host_run "$name" cat /etc/etcd-agent/agent.toml) ||
+    die "$name: the host's agent.toml was not kept by the install"
+  [ "$(host_run "$name" systemctl is-enabled etcd-agent.service)" = enabled ] ||
+    die "$name: etcd-agent.service is not enabled after the install"
+  wait_for "$name: etcd-agent active after the install" 30 \
+    host_run "$name" systemctl is-active --quiet etcd-agent.service
+done
+# Debian's etcd.service, running in m4 until the install: stopped, disabled, and said so.
+grep "stopped and disabled Debian's etcd.service" "$HOSTS_DIR/install-m4.log" >&2 ||
+  die "m4: the install did not say it stopped and disabled Debian's etcd.service"
+[ "$(host_run m4 systemctl is-enabled etcd.service || true)" = disabled ] ||
+  die "m4: etcd.service is still enabled after apt install etcd-agent"
+! host_run m4 systemctl is-active --quiet etcd.service ||
+  die "m4: etcd.service still runs after apt install etcd-agent"
+for name in "${NAMES[@]}"; do
+  wait_for "$name: the agent answers on ${ADDR[$name]}:2378" 30 \
+    fleet agent status --host "${ADDR[$name]}"
+done
+show fleet agent status --host "${ADDR[m1]}" >&2
+
+step "1. etcd-fleet bootstrap --hosts 127.0.0.11,127.0.0.12,127.0.0.13"
+show fleet bootstrap --hosts "${ADDR[m1]},${ADDR[m2]},${ADDR[m3]}" >&2 ||
+  die "etcd-fleet bootstrap failed"
+show fleet member list -w table >&2
+[ "$(voters)" = m1,m2,m3 ] || die "expected voters m1,m2,m3, got '$(voters)'"
+show fleet endpoint health >&2 || die "not every member is healthy after the bootstrap"
+
+step "2. in each host: systemctl status etcd-agent; journalctl -u etcd-agent"
+for name in m1 m2 m3; do
+  # The agent updates STATUS= with its health checks: wait until it names the role.
+  wait_for "$name: systemctl status shows the member's role" 30 status_names_role "$name"
+  out=$(host_run "$name" systemctl status --no-pager --lines=0 etcd-agent || true)
+  printf '%s| $ systemctl status etcd-agent\n%s\n' "$name" "$out" | sed "2,\$s/^/$name| /" >&2
+  grep -q 'Active: active (running)' <<<"$out" || die "$name: etcd-agent is not active (running)"
+  grep -Eq "Status: \"member $name · (leader|follower) · " <<<"$out" ||
+    die "$name: the Status line does not name the member and its role"
+  journal=$(host_run "$name" journalctl -u etcd-agent --no-pager -o cat)
+  # etcd's own lines (its startup banner, raft) reach the journal through the agent.
+  grep -Eq 'etcd Version: 3\.|raft' <<<"$journal" ||
+    { tail -n 20 <<<"$journal" >&2; die "$name: journalctl -u etcd-agent has no etcd log lines"; }
+  grep -E 'etcd Version: 3\.|became (leader|follower)' <<<"$journal" | head -n 3 |
+    sed "s/^/$name| journal: /" >&2
+done
+
+step "3. etcd-fleet put/get through the inventory (no flags)"
+show fleet put k-before-1 v1 >&2 || die "put through the inventory failed"
+[ "$(fleet get k-before-1 --print-value-only)" = v1 ] || die "get through the inventory failed"
+show fleet get k-before-1 >&2
+for i in 2 3 4 5; do fleet put "k-before-$i" "v$i" >/dev/null || die "put k-before-$i failed"; done
+
+step "4. power m2 off (systemctl poweroff inside it); write while it is down"
+show host_poweroff m2 || die "m2 did not power off"
+! host_alive m2 || die "m2 is still running after poweroff"
+! (exec 3<>"/dev/tcp/${ADDR[m2]}/2379") 2>/dev/null || die "m2's etcd still answers after poweroff"
+# The two members left are a quorum of three: writes go on through the same inventory.
+for i in 1 2 3 4 5; do
+  fleet put "k-during-$i" "d$i" >/dev/null || die "put k-during-$i failed while m2 is down"
+done
+show fleet get k-during-5 >&2
+
+step "4. etcd-fleet member replace m2 --with 127.0.0.14"
+set +e
+show fleet member replace m2 --with "${ADDR[m4]}" >"$HOSTS_DIR/replace.log" 2>&1
+REPLACE_RC=$?
+set -e
+cat "$HOSTS_DIR/replace.log" >&2
+[ "$REPLACE_RC" = 0 ] || die "member replace m2 --with ${ADDR[m4]} exited $REPLACE_RC"
+show fleet member list -w table >&2
+[ "$(voters)" = m1,m3,m4 ] || die "expected voters m1,m3,m4 after the replace, got '$(voters)'"
+show fleet endpoint health >&2 || die "not every member is healthy after the replace"
+fleet put k-after-1 a1 >/dev/null || die "put after the replace failed"
+# Every key written before and during the outage is there, on the new member too (a
+# serializable read answers from m4's own copy).
+want="k-after-1 $(printf 'k-before-%s ' 1 2 3 4 5)$(printf 'k-during-%s ' 1 2 3 4 5)"
+want=${want% }
+got=$(fleet --endpoints "${ADDR[m4]}:2379" get k- --prefix --keys-only --consistency=s | grep . |
+  paste -sd' ')
+[ "$got" = "$want" ] || die "keys on m4: got '$got', want '$want'"
+echo "all 11 keys present on m4 (127.0.0.14:2379)" >&2
+# The agents' view: m4's agent reports its member as a voter (it was started as a learner).
+m4_votes() { fleet status | grep -E '\| +m4 \|[^|]+\| +(leader|follower) \| +running \|'; }
+wait_for "etcd-fleet status shows m4 as a running voter" 30 m4_votes
+show fleet status >&2
+
+step "5. boot m2 again: its agent starts at boot; its member was removed by the replace"
+# The replace could not reach m2's agent, so it told the operator to wipe the member there later.
+grep -E "when the host is back, wipe it there" "$HOSTS_DIR/replace.log" >/dev/null ||
+  die "member replace did not say how to wipe the unreachable old member"
+hosts_boot m2
+wait_for "m2: the enabled etcd-agent starts at boot" 30 \
+  host_run m2 systemctl is-active --quiet etcd-agent.service
+# The agent starts the member from its data (state.json is still there); etcd learns from its
+# peers that it was removed and stops. Wait until the agent has given up starting it.
+m2_state() { fleet agent status --host "${ADDR[m2]}" 2>/dev/null | head -n 1; }
+wait_for "m2: the agent reports what became of its removed member" 90 \
+  sh -c "! XDG_CONFIG_HOME='$HOSTS_DIR/operator' '$FLEET' agent status --host ${ADDR[m2]} |
+         head -n 1 | grep -E ', (starting|waiting)'"
+show fleet agent status --host "${ADDR[m2]}" 2>&1 | cut -c1-200 >&2 || true
+state=$(m2_state)
+host_run m2 systemctl status --no-pager --lines=0 etcd-agent 2>/dev/null |
+  grep -E 'Active:|Status:' | sed 's/^/m2| /' >&2 || true
+host_run m2 journalctl -u etcd-agent --no-pager -o cat |
+  grep -E 'permanently removed|must be removed' |
+  tail -n 2 | sed 's/^/m2| journal: /' >&2
+# Whatever the agent says, the removed member never comes back into the cluster by itself and
+# the cluster is undisturbed.
+! grep -E ', (running|learner),' <<<"$state" || die "m2's removed member runs again: $state"
+[ "$(voters)" = m1,m3,m4 ] || die "voters changed after m2 came back: '$(voters)'"
+show fleet member list >&2
+show fleet status >&2
+if grep -Ei 'removed' <<<"$state" >/dev/null; then
+  echo "m2: the agent reports its member as removed" >&2
+else
+  echo "FINDING: m2's agent does not recognise its member as removed from the cluster (etcd says" \
+    "so and exits 0); it reports: $state" >&2
+fi
+# The wipe the replace asked for, on m2: stop the agent, delete the member's data dir and
+# state.json, start it. The agent is then idle, waiting for a plan, ready for a new member.
+show host_run m2 sh -ec 'systemctl stop etcd-agent; rm -rf /var/lib/etcd-agent/m2
+  systemctl start etcd-agent' >&2
+wait_for "m2: the wiped agent waits for a bootstrap plan" 30 \
+  sh -c "XDG_CONFIG_HOME='$HOSTS_DIR/operator' '$FLEET' agent status --host ${ADDR[m2]} |
+         grep -F 'waiting for a bootstrap plan'"
+show fleet agent status --host "${ADDR[m2]}" >&2
+
+step "6. systemd-analyze security etcd-agent.service (in m1)"
+security=$(host_run m1 systemd-analyze security --no-pager etcd-agent.service 2>&1 || true)
+grep -v '^  *✓' <<<"$security" | sed 's/^/m1| /' >&2
+score=$(grep -E 'Overall exposure level for etcd-agent.service' <<<"$security") ||
+  die "systemd-analyze security printed no exposure level"
+echo "EXPOSURE: $score" >&2
+
+echo "e2e: PASS in $(hosts_since "$T0") s" >&2
