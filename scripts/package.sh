@@ -66,6 +66,14 @@ install -d "$DEB/DEBIAN"
 install -m 0755 "$PKG/deb/postinst" "$PKG/deb/prerm" "$PKG/deb/postrm" "$DEB/DEBIAN/"
 install -m 0644 "$PKG/deb/conffiles" "$DEB/DEBIAN/"
 
+# md5sums for `dpkg --verify` and debsums (conffiles are tracked by dpkg itself).
+(
+  cd "$DEB"
+  find . -type f ! -path './DEBIAN/*' ! -path './etc/*' -printf '%P\0' | LC_ALL=C sort -z |
+    xargs -0 md5sum >DEBIAN/md5sums
+)
+chmod 0644 "$DEB/DEBIAN/md5sums"
+
 SRC=$WORK/src
 install -d "$SRC/debian"
 cp "$PKG/deb/control" "$PKG/deb/changelog" "$SRC/debian/"
