@@ -20,6 +20,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -58,7 +59,7 @@ class DiscoveryRegistry {
   // Adds a token loaded from disk (at start). Refuses a malformed state or a duplicate token.
   Result<void> restore(v1::DiscoveryTokenState state);
   // Remembers a token that exists on disk but could not be read, so it is never handed out again.
-  void reserve(const std::string& token) { reserved_.insert({token, true}); }
+  void reserve(const std::string& token) { reserved_.insert(token); }
 
   // Creates a token for a cluster of `size` members (1..kMaxDiscoverySize), persisted before it
   // is returned. `created_at` is recorded as given (RFC 3339).
@@ -100,7 +101,7 @@ class DiscoveryRegistry {
   Persist persist_;
   RandomToken random_;
   std::map<std::string, v1::DiscoveryTokenState> tokens_;
-  std::map<std::string, bool> reserved_;  // tokens on disk that could not be loaded
+  std::set<std::string> reserved_;  // tokens on disk that could not be loaded
   std::map<WaitId, Wait> waits_;
   WaitId next_wait_ = 1;
 };
