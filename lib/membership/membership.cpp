@@ -148,8 +148,11 @@ Result<void> checkRemoveSafe(const std::vector<MemberInfo>& members,
                                      " is not in the cluster; `etcd-fleet member list` shows "
                                      "the members");
   }
-  // A learner does not vote: removing it never changes a quorum.
-  if (target->is_learner) return {};
+  // A learner does not vote: removing it never changes a quorum. A member that never started
+  // (no name, no client URLs) never acknowledged anything either: removing it cannot take a
+  // healthy voter away, and it is how a botched add is undone (etcd 3.4's `member update` even
+  // marks an unstarted learner as a voter).
+  if (target->is_learner || (target->name.empty() && target->client_urls.empty())) return {};
   std::vector<const MemberInfo*> voters, left;
   for (const auto& m : members) {
     if (m.is_learner) continue;

@@ -38,7 +38,8 @@ Result<void> checkNoPendingLearner(const std::vector<MemberInfo>& members);
 
 // Refuses removing `id` when it is the last voter, or when the voters left would have fewer
 // healthy members than their quorum; `healthy` = IDs that answered a Status. Learners never
-// count. The message says how many are healthy, how many are needed, and mentions --force.
+// count, and a member that never started is always removable (it cannot take a healthy voter
+// away). The message says how many are healthy, how many are needed, and mentions --force.
 Result<void> checkRemoveSafe(const std::vector<MemberInfo>& members,
                              const std::set<std::uint64_t>& healthy, std::uint64_t id);
 

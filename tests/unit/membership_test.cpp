@@ -96,6 +96,16 @@ TEST(Membership, LearnersNeverCountAndAreAlwaysRemovable) {
   EXPECT_TRUE(checkRemoveSafe(ms, {}, 3));
 }
 
+TEST(Membership, AMemberThatNeverStartedIsAlwaysRemovable) {
+  // One voter plus an added member that never started: removing it is how the add is undone.
+  MemberInfo unstarted;
+  unstarted.id = 7;
+  unstarted.peer_urls = {"http://127.0.0.7:2380"};
+  std::vector<MemberInfo> ms = {voter(1, "m1"), unstarted};
+  EXPECT_TRUE(checkRemoveSafe(ms, {1}, 7));
+  EXPECT_FALSE(checkRemoveSafe(ms, {1}, 1));  // the last voter that ever ran still is refused
+}
+
 TEST(Membership, RemovingAnUnknownMemberSaysSo) {
   auto r = checkRemoveSafe(three(), {1, 2, 3}, 0x99);
   ASSERT_FALSE(r);
