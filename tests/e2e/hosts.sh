@@ -56,6 +56,24 @@ host_alive() {
   [ -s "$d/nspawn.pid" ] && kill -0 "$(cat "$d/nspawn.pid")" 2>/dev/null
 }
 
+# The hosts' lower layer is the machine's live /: booting them while the machine's own dpkg runs
+# would give every host a half-configured package database ("dpkg was interrupted"). Wait until
+# the machine's dpkg holds no lock and has no pending updates (bounded).
+hosts_wait_dpkg_idle() {
+  local i
+  for ((i = 0; i < 600; i++)); do
+    if ! lslocks -n -o PATH 2>/dev/null | grep -q '^/var/lib/dpkg/lock' &&
+      [ -z "$(ls -A /var/lib/dpkg/updates 2>/dev/null)" ]; then
+      [ "$i" = 0 ] || hosts_log "the machine's dpkg is idle again (waited $((i / 5)) s)"
+      return 0
+    fi
+    [ "$i" = 0 ] && hosts_log "the machine's dpkg is busy: waiting before booting hosts over /"
+    sleep 0.2
+  done
+  hosts_log "the machine's dpkg stayed busy for 120 s; finish it first (dpkg --configure -a)"
+  return 1
+}
+
 host_start() {
   local name=$1 unit
   shift
@@ -72,6 +90,7 @@ host_start() {
     hosts_log "host $name is already running"
     return 1
   fi
+  hosts_wait_dpkg_idle || return 1
   mkdir -p "$d"/{upper,work,root}
   mount -t overlay overlay -o "lowerdir=/,upperdir=$d/upper,workdir=$d/work" "$d/root"
   echo "$name" >"$d/root/etc/hostname"

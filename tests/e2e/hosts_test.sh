@@ -53,10 +53,14 @@ fleet() {
 }
 # Retries CMD (its output discarded) every 0.5 s until it succeeds, at most SECONDS seconds.
 wait_for() {
-  local what=$1 seconds=$2 i
+  local what=$1 seconds=$2 i t0
   shift 2
+  t0=$(date +%s.%N)
   for ((i = 0; i < seconds * 2; i++)); do
-    "$@" >/dev/null 2>&1 && return 0
+    if "$@" >/dev/null 2>&1; then
+      [ "$i" = 0 ] || hosts_log "waited $(hosts_since "$t0") s: $what"
+      return 0
+    fi
     sleep 0.5
   done
   die "$what: not within ${seconds}s"
@@ -196,6 +200,18 @@ for name in m1 m2 m3; do
   grep -E 'etcd Version: 3\.|became (leader|follower)' <<<"$journal" | head -n 3 |
     sed "s/^/$name| journal: /" >&2
 done
+# The agent and its etcd run as the package's unprivileged user; member data is 0700.
+agent_pid=$(host_run m1 systemctl show -p MainPID --value etcd-agent)
+[ "$(host_run m1 ps -o user= -p "$agent_pid")" = etcd-agent ] ||
+  die "m1: the agent does not run as etcd-agent"
+etcd_pid=$(host_run m1 pgrep -P "$agent_pid" -x etcd) || die "m1: no etcd child of the agent"
+[ "$(host_run m1 ps -o user= -p "$etcd_pid")" = etcd-agent ] ||
+  die "m1: etcd does not run as etcd-agent"
+for dir in /var/lib/etcd-agent /var/lib/etcd-agent/m1/data; do
+  [ "$(host_run m1 stat -c '%U %a' "$dir")" = "etcd-agent 700" ] ||
+    die "m1: $dir is not owned by etcd-agent with mode 0700 ($(host_run m1 stat -c '%U %a' "$dir"))"
+done
+echo "m1: etcd-agent (PID $agent_pid) and its etcd (PID $etcd_pid) run as etcd-agent" >&2
 
 step "3. etcd-fleet put/get through the inventory (no flags)"
 show fleet put k-before-1 v1 >&2 || die "put through the inventory failed"
@@ -280,7 +296,7 @@ show fleet agent status --host "${ADDR[m2]}" >&2
 
 step "6. systemd-analyze security etcd-agent.service (in m1)"
 security=$(host_run m1 systemd-analyze security --no-pager etcd-agent.service 2>&1 || true)
-grep -v '^  *✓' <<<"$security" | sed 's/^/m1| /' >&2
+grep -v '^✓' <<<"$security" | sed 's/^/m1| /' >&2
 score=$(grep -E 'Overall exposure level for etcd-agent.service' <<<"$security") ||
   die "systemd-analyze security printed no exposure level"
 echo "EXPOSURE: $score" >&2
