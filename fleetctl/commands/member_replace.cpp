@@ -224,6 +224,11 @@ Result<ReplaceJournal> Replacer::start() {
 
 std::string Replacer::orderLine() const {
   if (sameHost(j_)) return "same host: remove and wipe the old member first";
+  if (j_.order == ReplaceOrder::kRemoveFirst && j_.new_name == j_.old_name) {
+    return "another host, the same name: remove the old member first (etcd's initial cluster "
+           "cannot name two members " +
+           j_.old_name + ")";
+  }
   if (j_.order == ReplaceOrder::kRemoveFirst) {
     return "another host, the old member is down: remove it first (etcd adds no member while a "
            "voter is unreachable)";

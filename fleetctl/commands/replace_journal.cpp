@@ -106,13 +106,18 @@ Result<void> advance(ReplaceJournal& journal, ReplaceStep completed) {
   return {};
 }
 
-ReplaceOrder chooseOrder(bool same_host, bool old_healthy) {
-  return !same_host && old_healthy ? ReplaceOrder::kLearnerFirst : ReplaceOrder::kRemoveFirst;
+ReplaceOrder chooseOrder(bool remove_first_required, bool old_healthy) {
+  return !remove_first_required && old_healthy ? ReplaceOrder::kLearnerFirst
+                                               : ReplaceOrder::kRemoveFirst;
+}
+
+bool removeFirstRequired(const ReplaceJournal& journal) {
+  return sameHost(journal) || journal.new_name == journal.old_name;
 }
 
 bool reconsiderOrder(ReplaceJournal& journal, bool old_healthy) {
   if (journal.step != ReplaceStep::kChecked) return false;
-  const ReplaceOrder order = chooseOrder(sameHost(journal), old_healthy);
+  const ReplaceOrder order = chooseOrder(removeFirstRequired(journal), old_healthy);
   if (order == journal.order) return false;
   journal.order = order;
   return true;
@@ -337,7 +342,7 @@ Result<ReplaceJournal> planReplace(const Inventory& inventory, const ReplaceRequ
   }
 
   ReplaceJournal j;
-  j.order = chooseOrder(same, old_healthy);
+  j.order = chooseOrder(same || target.member_name == old->name, old_healthy);
   j.step = ReplaceStep::kChecked;
   j.started_at = std::move(started_at);
   j.old_name = old->name;

@@ -12,7 +12,8 @@
 // Two orders. Which one runs is decided when the replace starts, journaled, and only
 // reconsidered while nothing has changed yet (step "checked"):
 //
-//   learner-first (--with another host, the old member healthy): checked -> learner-added ->
+//   learner-first (--with another host, another name, the old member healthy): checked ->
+//       learner-added ->
 //       learner-started -> promoted -> old-removed -> old-wiped
 //     A planned move: the cluster never has fewer voters than before; the old member goes last.
 //   remove-first: checked -> old-removed -> old-wiped -> learner-added -> learner-started ->
@@ -103,8 +104,14 @@ int stepCount(ReplaceOrder order);
 // kInternal); the facts a step must have produced are checked too (learner-added needs new_id).
 Result<void> advance(ReplaceJournal& journal, ReplaceStep completed);
 
-// The order for a replace onto `same_host` or not, with the old member healthy or not.
-ReplaceOrder chooseOrder(bool same_host, bool old_healthy);
+// The order: learner-first only when it is possible (removeFirstRequired is false) and the old
+// member is healthy.
+ReplaceOrder chooseOrder(bool remove_first_required, bool old_healthy);
+
+// The old member must go first whatever its health: the new member goes to the same agent, or
+// has the old member's name (etcd's --initial-cluster maps names to members: two members named
+// alike cannot be expressed, and the learner's etcd would refuse to start).
+bool removeFirstRequired(const ReplaceJournal& journal);
 
 // Reconsiders the order while nothing has changed yet (step "checked"): the old member may have
 // died (or come back) since the journal was written. Returns whether the order changed.

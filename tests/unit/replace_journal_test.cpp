@@ -109,6 +109,18 @@ TEST(ReplaceJournal, AnotherHostWithTheOldMemberDownRemovesItFirst) {
   EXPECT_FALSE(reconsiderOrder(*same, true));
 }
 
+TEST(ReplaceJournal, ANewMemberWithTheOldNameOnAnotherHostRemovesTheOldOneFirst) {
+  // etcd's --initial-cluster maps names to members: "m2=old,m2=new" would be one member with two
+  // peer URLs, and the learner's etcd would refuse to start.
+  auto j = planReplace(threeMembers(), with("m2", "127.0.0.14"), targetOn("127.0.0.14", "m2"), true,
+                       "t");
+  ASSERT_TRUE(j) << j.error().message;
+  EXPECT_EQ(j->order, ReplaceOrder::kRemoveFirst);
+  EXPECT_FALSE(sameHost(*j));
+  EXPECT_TRUE(removeFirstRequired(*j));
+  EXPECT_FALSE(reconsiderOrder(*j, true));
+}
+
 TEST(ReplaceJournal, OnlyTheNextStepCanBeRecordedAndLearnerAddedNeedsItsId) {
   auto j = planReplace(threeMembers(), with("m2", "127.0.0.14"), targetOn("127.0.0.14", "m4"), true,
                        "t");
