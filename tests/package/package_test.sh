@@ -179,9 +179,11 @@ for state in masked absent disabled; do
   [ -z "$out" ] || fail "postinst prints something when etcd.service is $state: $out"
 done
 run_script enabled postrm remove >/dev/null || fail "postrm remove failed"
+called "deb-systemd-helper mask etcd-agent.service" || fail "postrm remove does not mask the unit"
 called "rm " && fail "postrm remove deletes something: $(cat "$TMP/calls")"
 run_script enabled postrm purge >/dev/null || fail "postrm purge failed"
 called "rm -rf /etc/etcd-agent" || fail "postrm purge does not delete /etc/etcd-agent"
+called "deb-systemd-helper purge etcd-agent.service" || fail "postrm purge does not purge the unit's state"
 grep '^rm ' "$TMP/calls" | grep -v '^rm -rf /etc/etcd-agent$' | grep . &&
   fail "postrm purge deletes more than /etc/etcd-agent"
 run_script enabled prerm remove >/dev/null || fail "prerm remove failed"
