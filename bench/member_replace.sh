@@ -30,7 +30,8 @@ trap cleanup EXIT INT TERM
 
 # A free TCP port on HOST (bound there for a moment).
 port() {
-  python3 -c 'import socket,sys; s=socket.socket(); s.bind((sys.argv[1],0)); print(s.getsockname()[1])' "$1"
+  python3 -c 'import socket, sys
+s = socket.socket(); s.bind((sys.argv[1], 0)); print(s.getsockname()[1])' "$1"
 }
 now() { date +%s.%N; }
 
