@@ -23,7 +23,7 @@ constexpr auto kMembershipRetryBudget = 30s;
 // etcd counts a peer as active once it has been connected for 5 s (HealthInterval).
 constexpr auto kReconnectGrace = 8s;
 constexpr auto kFirstBackoff = 100ms;
-constexpr auto kMaxBackoff = 2s;
+constexpr auto kMaxBackoff = 1s;  // a learner catching up is worth asking about every second
 
 // Exponential backoff with a deadline: next() sleeps and says whether another attempt fits. A
 // stop request wakes it at once.

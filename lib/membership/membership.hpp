@@ -36,8 +36,9 @@ struct MemberInfo {
 // reason names the learner (name or ID, peer URL) and says to promote or remove it first.
 Result<void> checkNoPendingLearner(const std::vector<MemberInfo>& members);
 
-// Refuses removing `id` when it is the last voter, or when the voters left would have fewer
-// healthy members than their quorum; `healthy` = IDs that answered a Status. Learners never
+// Refuses removing `id` when it is the last voter, when the voters now have fewer healthy members
+// than their quorum (the removal could not be committed), or when the voters left would have
+// fewer healthy members than their quorum; `healthy` = IDs that answered a Status. Learners never
 // count, and a member that never started is always removable (it cannot take a healthy voter
 // away). The message says how many are healthy, how many are needed, and mentions --force.
 Result<void> checkRemoveSafe(const std::vector<MemberInfo>& members,
@@ -101,7 +102,10 @@ Result<void> promoteWhenInSync(etcd::Client& client, std::uint64_t id, std::chro
                                const std::function<void(const std::string&)>& progress,
                                std::stop_token stop = {});
 
-// MemberRemove; a member that is already gone is success.
+// MemberRemove; a member that is already gone is success. Retries through leader changes; when
+// etcd's --strict-reconfig-check refuses ("unhealthy cluster": the voters left would have no
+// active quorum) it retries for a few seconds (a peer counts as active 5 s after it connected),
+// then fails with kFailedPrecondition and the reason.
 Result<void> removeMember(etcd::Client& client, std::uint64_t id, std::stop_token stop = {});
 
 }  // namespace etcdagent::membership

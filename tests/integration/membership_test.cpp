@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <memory>
 #include <sstream>
 #include <thread>
@@ -167,8 +168,14 @@ TEST(Membership, MemberAddHostJoinsALearnerThenPromotesItAndReRunsSayAlreadyRegi
   m4.start();
   ASSERT_TRUE(waiting(waitAgent(m4, waiting, 15s))) << readFile(m4.logPath());
 
+  const auto started = std::chrono::steady_clock::now();
   auto r = f.fleet({"member", "add", "--host", m4.client().address()});
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  std::cout << "[ figure   ] member add --host took "
+            << std::chrono::duration_cast<std::chrono::milliseconds>(
+                   std::chrono::steady_clock::now() - started)
+                   .count()
+            << " ms\n";
   EXPECT_NE(r.out.find("preflight ok (member m4"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("added learner m4"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("started m4 as a learner"), std::string::npos) << r.out;
@@ -211,9 +218,15 @@ TEST(Membership, BootstrapJoinInTheAgentConfigEndsAsAPromotedVoter) {
   Fleet f(36, 3);
   AgentHarness& m4 =
       f.addAgent("[bootstrap]\njoin = \"" + f.clientUrl(0) + "," + f.clientUrl(1) + "\"\n");
+  const auto started = std::chrono::steady_clock::now();
   m4.start();
   auto s = waitAgent(m4, running, 60s);
   ASSERT_TRUE(running(s)) << s.DebugString() << readFile(m4.logPath());
+  std::cout << "[ figure   ] [bootstrap] join: agent start to healthy voter in "
+            << std::chrono::duration_cast<std::chrono::milliseconds>(
+                   std::chrono::steady_clock::now() - started)
+                   .count()
+            << " ms\n";
   // RUNNING is a healthy voter (a learner reports LEARNER); the cluster agrees.
   std::vector<membership::MemberInfo> ms;
   for (int i = 0; i < 50; ++i) {
