@@ -16,17 +16,22 @@ ETCD=$(command -v etcd || echo /usr/bin/etcd)
 HOSTS=(127.0.0.21 127.0.0.22 127.0.0.23 127.0.0.24)
 WORK=$(mktemp -d /tmp/bench-replace.XXXXXX)
 PIDS=()
-# Copies: a rebuild while the benchmark runs must not swap the binaries under it.
-cp "$BUILD/fleetctl/etcd-fleet" "$BUILD/agent/etcd-agent" "$WORK/"
-FLEET="$WORK/etcd-fleet"
-AGENT="$WORK/etcd-agent"
-
 cleanup() {
   for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
   for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
   rm -rf "$WORK"
 }
 trap cleanup EXIT INT TERM
+
+# Copies: a rebuild while the benchmark runs must not swap the binaries under it (and one being
+# linked right now is not copied half-written: both must run; bounded).
+FLEET="$WORK/etcd-fleet"
+AGENT="$WORK/etcd-agent"
+for _ in $(seq 1 60); do
+  cp "$BUILD/fleetctl/etcd-fleet" "$BUILD/agent/etcd-agent" "$WORK/" 2>/dev/null &&
+    "$FLEET" version >/dev/null 2>&1 && "$AGENT" --version >/dev/null 2>&1 && break
+  sleep 2
+done
 
 # A free TCP port on HOST (bound there for a moment).
 port() {
