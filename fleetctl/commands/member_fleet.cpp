@@ -274,11 +274,13 @@ CommandResult runMemberRemove(Context& ctx) {
   };
   const std::string label = target && !target->name.empty() ? target->name : hexId(id);
 
+  bool forced = false;  // our quorum check refused and --force overrode it
   if (target) {
     auto healthy = membership::healthyMembers(*members, 2s, ctx.global().client);
     if (auto safe = membership::checkRemoveSafe(*members, healthy, id); !safe) {
       if (!force) return commandError(exitcode::kError, safe.error().message);
       ctx.err() << "Warning: --force: " << safe.error().message << "\n";
+      forced = true;
     }
     if (by_id) {
       // Exactly etcdctl's request and output.
@@ -288,7 +290,8 @@ CommandResult runMemberRemove(Context& ctx) {
       if (!resp) return commandError(resp.error());
       printMemberRemove(ctx.output(), id, *resp);
     } else {
-      if (auto removed = membership::removeMember(client, id); !removed)
+      // After --force overrode our check, etcd's own refusal is final: no reconnect grace.
+      if (auto removed = membership::removeMember(client, id, {}, forced ? 0ms : 8000ms); !removed)
         return commandError(removed.error());
       note("removed member " + label + " (" + hexId(id) + ") from the cluster");
     }

@@ -20,8 +20,6 @@ using etcdserverpb::Maintenance;
 // How long addLearner/removeMember keep retrying through leader elections. An election takes
 // about one election timeout (1 s by default); a few of them in a row still fit.
 constexpr auto kMembershipRetryBudget = 30s;
-// etcd counts a peer as active once it has been connected for 5 s (HealthInterval).
-constexpr auto kReconnectGrace = 8s;
 constexpr auto kFirstBackoff = 100ms;
 constexpr auto kMaxBackoff = 1s;  // a learner catching up is worth asking about every second
 
@@ -388,7 +386,8 @@ Result<void> promoteWhenInSync(etcd::Client& client, std::uint64_t id, std::chro
                   "(etcd-fleet status, the agent's journal), then re-run");
 }
 
-Result<void> removeMember(etcd::Client& client, std::uint64_t id, std::stop_token stop) {
+Result<void> removeMember(etcd::Client& client, std::uint64_t id, std::stop_token stop,
+                          std::chrono::milliseconds unhealthy_grace) {
   const auto start = Clock::now();
   Backoff backoff(start + kMembershipRetryBudget, stop);
   bool sent = false;
@@ -407,7 +406,7 @@ Result<void> removeMember(etcd::Client& client, std::uint64_t id, std::stop_toke
     if (contains(e.message, "unhealthy cluster")) {
       // --strict-reconfig-check: the voters left would not have an active quorum. A peer counts
       // as active 5 s after it (re)connected, so a member that just came back gets that long.
-      if (Clock::now() - start < kReconnectGrace && backoff.next()) continue;
+      if (Clock::now() - start < unhealthy_grace && backoff.next()) continue;
       return fail(Errc::kFailedPrecondition,
                   "remove member " + hexId(id) + ": " + e.message +
                       ": etcd refuses because the voting members left would not have an active "

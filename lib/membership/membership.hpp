@@ -106,6 +106,9 @@ Result<void> promoteWhenInSync(etcd::Client& client, std::uint64_t id, std::chro
 // etcd's --strict-reconfig-check refuses ("unhealthy cluster": the voters left would have no
 // active quorum) it retries for a few seconds (a peer counts as active 5 s after it connected),
 // then fails with kFailedPrecondition and the reason.
-Result<void> removeMember(etcd::Client& client, std::uint64_t id, std::stop_token stop = {});
+// `unhealthy_grace` is that retry window (0 when the caller knows members are down, e.g. after
+// overriding checkRemoveSafe with --force).
+Result<void> removeMember(etcd::Client& client, std::uint64_t id, std::stop_token stop = {},
+                          std::chrono::milliseconds unhealthy_grace = std::chrono::seconds(8));
 
 }  // namespace etcdagent::membership
