@@ -4,7 +4,7 @@
 # Each "host" is a loopback address with the default ports: etcd 2379/2380, agent API 2378,
 # agent HTTP 2377. Everything lives in a temporary directory (the inventory too: the user's
 # ~/.config/etcd-fleet is never touched); everything started here is stopped by PID on exit, so
-# the demo can run again right away.
+# the demo can run again right away. KEEP=1 keeps the temporary directory (logs, data) for a look.
 set -euo pipefail
 
 BUILD=$(cd "${1:?usage: demo.sh BUILD_DIR}" && pwd)

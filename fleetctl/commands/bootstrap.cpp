@@ -19,6 +19,8 @@
 #include <thread>
 
 #include "agentclient/agent_client.hpp"
+#include "etcd/client.hpp"
+#include "etcd/etcdserverpb/rpc.grpc.pb.h"
 #include "fleetctl/commands/bootstrap_plan.hpp"
 #include "fleetctl/commands/commands.hpp"
 #include "fleetctl/inventory/inventory.hpp"
@@ -72,8 +74,8 @@ Result<v1::AgentStatus> reach(const std::string& address, Duration timeout) {
     auto agent = AgentClient::connect(address, std::max<Duration>(remaining, 100ms));
     if (!agent) return fail(agent.error());
     last = agent->status();
-    if (last || std::chrono::steady_clock::now() + 200ms >= deadline) break;
-    std::this_thread::sleep_for(200ms);
+    if (last || std::chrono::steady_clock::now() + 50ms >= deadline) break;
+    std::this_thread::sleep_for(50ms);
   }
   return last;
 }
@@ -85,15 +87,34 @@ std::string roleOf(const v1::AgentStatus& s) {
 }
 
 std::string finalTable(const std::vector<bs::MemberPlan>& plans,
-                       const std::vector<v1::AgentStatus>& statuses) {
+                       const std::vector<std::uint64_t>& ids,
+                       const std::vector<std::string>& roles) {
   Table t({"NAME", "HOST", "AGENT", "ID", "CLIENT URL", "PEER URL", "ROLE"});
   for (std::size_t i = 0; i < plans.size(); ++i) {
-    const auto& s = statuses[i];
-    t.addRow({plans[i].name, plans[i].spec.host, plans[i].spec.agent,
-              s.member_id() ? hexId(s.member_id()) : "-", plans[i].client_url, plans[i].peer_url,
-              roleOf(s)});
+    t.addRow({plans[i].name, plans[i].spec.host, plans[i].spec.agent, ids[i] ? hexId(ids[i]) : "-",
+              plans[i].client_url, plans[i].peer_url, roles[i]});
   }
   return t.render();
+}
+
+// One look at a member from the outside: Status (its ID, whom it follows), then a linearizable
+// read, which only succeeds once a leader is elected and has committed in its term.
+struct Probe {
+  std::optional<bs::HealthView> view;
+  std::uint64_t id = 0;
+};
+
+Probe probeMember(etcd::Client& client) {
+  auto st = client.call<&etcdserverpb::Maintenance::Stub::Status>(etcdserverpb::StatusRequest{},
+                                                                  {etcd::Retry::kRepeatable});
+  if (!st || st->leader() == 0) return {};
+  etcdserverpb::RangeRequest read;
+  read.set_key("health");
+  read.set_count_only(true);
+  const bool ok =
+      client.call<&etcdserverpb::KV::Stub::Range>(read, {etcd::Retry::kRepeatable}).has_value();
+  const std::uint64_t id = st->header().member_id();
+  return {bs::HealthView{ok, st->leader() == id}, id};
 }
 
 // The agents of `inventory`, as a set, to tell whether it describes the same fleet.
@@ -312,7 +333,9 @@ CommandResult runBootstrap(Context& ctx) {
         return failWith(saved.error().message);
       err << "cluster \"" << token << "\" is already bootstrapped on these " << n
           << " agents and healthy; nothing changed\n";
-      ctx.out() << finalTable(plans, ok);
+      std::vector<std::string> roles;
+      for (const auto& s : ok) roles.push_back(roleOf(s));
+      ctx.out() << finalTable(plans, ids, roles);
       return {};
     }
     err << "every agent already holds this cluster's plan but the cluster is not healthy yet; "
@@ -373,27 +396,38 @@ CommandResult runBootstrap(Context& ctx) {
         "; hosts that did not: " + joinList(refused) + ". " + abort_hint);
   }
 
-  // 5. Wait for every member healthy and one leader.
+  // 5. Wait for every member healthy and one leader. etcd itself is asked (Status, then a
+  // linearizable read, as `endpoint health` does) every 50 ms: the agents probe their member
+  // only every 500 ms while it starts, which would add up to that much to every bootstrap.
   err << step(5, "waiting for a healthy cluster (timeout " + formatDuration(timeout) + ") ...")
       << "\n";
+  std::vector<std::unique_ptr<etcd::Client>> etcds;
+  for (const auto& m : plans) {
+    etcd::ClientConfig config = ctx.global().client;
+    config.endpoints = {m.client_url.substr(m.client_url.find("://") + 3)};
+    config.dial_timeout = 300ms;
+    config.command_timeout = 1s;
+    auto c = etcd::Client::create(config);
+    if (!c) return failWith(m.spec.host + ": " + c.error().message);
+    etcds.push_back(std::move(*c));
+  }
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   std::vector<bool> announced(n, false);
-  std::vector<v1::AgentStatus> last(n);
+  std::vector<std::uint64_t> ids(n, 0);
+  std::vector<std::string> roles(n, "-");
   bool healthy = false;
   for (int round = 0; round < 100000; ++round) {
-    auto statuses = statusAll();
+    auto probes = parallel(n, [&](std::size_t i) { return probeMember(*etcds[i]); });
     std::vector<std::optional<bs::HealthView>> health;
     for (std::size_t i = 0; i < n; ++i) {
-      if (statuses[i]) {
-        last[i] = *statuses[i];
-        health.push_back(bs::HealthView{last[i].healthy(), last[i].is_leader()});
-        if (last[i].healthy() && !announced[i]) {
-          announced[i] = true;
-          err << "  " << specs[i].agent << " member " << plans[i].name << " healthy (id "
-              << hexId(last[i].member_id()) << ")\n";
-        }
-      } else {
-        health.push_back(std::nullopt);
+      health.push_back(probes[i].view);
+      if (!probes[i].view) continue;
+      ids[i] = probes[i].id;
+      roles[i] = probes[i].view->leader ? "leader" : "follower";
+      if (probes[i].view->healthy && !announced[i]) {
+        announced[i] = true;
+        err << "  " << specs[i].agent << " member " << plans[i].name << " healthy (id "
+            << hexId(ids[i]) << ")\n";
       }
     }
     if (bs::clusterHealthy(health)) {
@@ -401,14 +435,18 @@ CommandResult runBootstrap(Context& ctx) {
       break;
     }
     if (std::chrono::steady_clock::now() >= deadline) break;
-    std::this_thread::sleep_for(100ms);
+    std::this_thread::sleep_for(50ms);
   }
   if (!healthy) {
+    // The agents know why a member is not up (crash loops, etcd's last words).
+    auto statuses = statusAll();
     std::string detail;
     for (std::size_t i = 0; i < n; ++i) {
-      if (last[i].healthy()) continue;
-      detail += "\n  " + specs[i].host + ": member " + plans[i].name + " " +
-                (last[i].status_line().empty() ? "did not answer" : last[i].status_line());
+      if (announced[i]) continue;
+      detail += "\n  " + specs[i].agent + ": member " + plans[i].name + " " +
+                (!statuses[i]                         ? statuses[i].error().message
+                 : statuses[i]->status_line().empty() ? std::string("did not answer")
+                                                      : statuses[i]->status_line());
     }
     return failWith(
         "the cluster did not become healthy within " + formatDuration(timeout) +
@@ -417,13 +455,11 @@ CommandResult runBootstrap(Context& ctx) {
         abort_hint);
   }
 
-  std::vector<std::uint64_t> ids;
-  for (const auto& s : last) ids.push_back(s.member_id());
   if (auto saved = saveInventory(bs::makeInventory(fleet_path, token, plans, ids)); !saved)
     return failWith(saved.error().message);
   err << "cluster \"" << token << "\" is healthy with " << n << " members; inventory written to "
       << fleet_path << "\n";
-  ctx.out() << finalTable(plans, last);
+  ctx.out() << finalTable(plans, ids, roles);
   return {};
 }
 

@@ -159,9 +159,7 @@ TEST(Bootstrap, StaticFiveMembers) {
 
 TEST(Bootstrap, RefusesAnUnreachableHostAndAHostOfAnotherClusterChangingNothing) {
   FleetHarness f({.size = 3, .first_host = 41});
-  f.agent(0).start();
-  f.agent(1).start();
-  for (int k : {0, 1}) f.agent(k).waitFor([](const auto& s) { return !s.agent_version().empty(); });
+  f.start({0, 1});
 
   // The third agent does not run.
   auto r = f.bootstrap({"--agent-timeout", "2s"});
@@ -179,8 +177,7 @@ TEST(Bootstrap, RefusesAnUnreachableHostAndAHostOfAnotherClusterChangingNothing)
   EXPECT_FALSE(std::filesystem::exists(f.fleetPath()));
 
   // The first agent already runs a member of another cluster.
-  f.agent(2).start();
-  f.agent(2).waitFor([](const auto& s) { return !s.agent_version().empty(); });
+  f.start({2});
   auto other = f.agent(0).plan(v1::PLAN_MODE_NEW);
   other.set_cluster_token("other-cluster");
   ASSERT_TRUE(f.agent(0).client().applyPlan(other));

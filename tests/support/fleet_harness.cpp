@@ -1,7 +1,9 @@
 #include "tests/support/fleet_harness.hpp"
 
 #include <filesystem>
+#include <future>
 #include <stdexcept>
+#include <thread>
 
 #include "tests/support/etcd_cluster.hpp"
 
@@ -20,18 +22,50 @@ FleetHarness::FleetHarness(Options options) : options_(std::move(options)) {
 }
 
 FleetHarness::~FleetHarness() {
-  // Stop all agents first (each stops its etcd), then the TempDir goes.
+  // First the members, followers at once and the leader last: an etcd leader stopped while its
+  // followers stop too waits seconds for a leadership transfer nobody can take. Then the agents,
+  // all at once (each takes up to its 2 s gRPC shutdown grace).
+  std::vector<AgentHarness*> followers;
+  std::vector<AgentHarness*> leaders;
+  std::vector<AgentHarness*> running;
   for (auto& a : agents_) {
-    if (a->running()) a->stop();
+    if (!a->running()) continue;
+    running.push_back(a.get());
+    auto s = a->client().status();
+    if (s && s->etcd_pid() != 0) (s->is_leader() ? leaders : followers).push_back(a.get());
   }
+  auto inParallel = [](const std::vector<AgentHarness*>& group, auto fn) {
+    std::vector<std::future<void>> done;
+    for (auto* a : group) done.push_back(std::async(std::launch::async, [a, &fn] { fn(*a); }));
+    for (auto& d : done) d.get();
+  };
+  auto stopMember = [](AgentHarness& a) { (void)a.client().stopMember(); };
+  inParallel(followers, stopMember);
+  inParallel(leaders, stopMember);
+  inParallel(running, [](AgentHarness& a) { a.stop(); });
 }
 
 void FleetHarness::startAll() {
-  for (auto& a : agents_) a->start();
-  for (auto& a : agents_) {
-    auto s = a->waitFor([](const v1::AgentStatus& st) { return !st.agent_version().empty(); },
-                        std::chrono::seconds(20));
-    if (s.agent_version().empty()) {
+  std::vector<std::size_t> all;
+  for (std::size_t i = 0; i < agents_.size(); ++i) all.push_back(i);
+  start(all);
+}
+
+void FleetHarness::start(const std::vector<std::size_t>& which) {
+  for (auto i : which) agents_[i]->start();
+  // Poll with a fresh connection per attempt until each agent answers: the harness's own client
+  // must not dial before the agent listens, or gRPC's reconnect backoff (1 s, 1.6 s, 2.6 s, ...)
+  // delays its next calls by seconds.
+  for (auto i : which) {
+    auto& a = agents_[i];
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    bool up = false;
+    while (!up && std::chrono::steady_clock::now() < deadline) {
+      auto probe = AgentClient::connect(a->client().address(), std::chrono::seconds(2));
+      up = probe && probe->status().has_value();
+      if (!up) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    if (!up) {
       throw std::runtime_error("agent " + a->client().address() + " did not answer; see " +
                                a->logPath());
     }

@@ -32,8 +32,9 @@ class FleetHarness {
   [[nodiscard]] const std::string& dir() const { return dir_.path(); }
   [[nodiscard]] std::string fleetPath() const { return dir_.path() + "/fleet.toml"; }
 
-  // Starts every agent and waits (bounded) until each answers GetStatus.
+  // Starts every agent (or those given) and waits (bounded) until each answers GetStatus.
   void startAll();
+  void start(const std::vector<std::size_t>& which);
 
   // "127.0.0.11:P1,127.0.0.12:P2,..." (the agents' API addresses), for --hosts.
   [[nodiscard]] std::string hosts() const;

@@ -1,0 +1,131 @@
+#!/usr/bin/env bash
+# Bootstrap wall time: `etcd-fleet bootstrap` of N etcd-agents vs a hand-written static bootstrap
+# of N raw etcd processes on the same addresses and ports (127.0.0.11.., client 2379, peer 2380,
+# the same etcd flags the agent generates), for N = 3 and 5. Goal: ratio <= 1.3.
+#
+# What is measured, both from the same starting point (nothing running, empty data dirs):
+#   agent: start N etcd-agent processes, run `etcd-fleet bootstrap` (reach, preflight, plan,
+#          apply, wait until every member is healthy and one leads); the clock stops when the
+#          command exits 0. Agent start-up is included.
+#   raw:   start N etcd processes with --initial-cluster, poll `etcd-fleet endpoint health` on all
+#          N endpoints every 10 ms until it succeeds.
+# Rounds alternate agent / raw, and the medians are compared.
+# Usage: bench/bootstrap.sh BUILD_DIR [ROUNDS] [SIZES]   (defaults: 5 rounds, sizes "3 5")
+set -euo pipefail
+BUILD=$(cd "${1:?usage: bootstrap.sh BUILD_DIR [ROUNDS] [SIZES]}" && pwd)
+ROUNDS=${2:-5}
+SIZES=${3:-"3 5"}
+AGENT="$BUILD/agent/etcd-agent"
+FLEET="$BUILD/fleetctl/etcd-fleet"
+ETCD=$(command -v etcd || echo /usr/bin/etcd)
+WORK=$(mktemp -d /tmp/bench-bootstrap.XXXXXX)
+PIDS=()
+
+stop_all() {
+  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
+  for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
+  PIDS=()
+}
+cleanup() { stop_all; rm -rf "$WORK"; }
+trap cleanup EXIT INT TERM
+ms() { date +%s%3N; }
+host() { echo "127.0.0.$((10 + $1))"; }
+
+# ports_free N: bounded (10 s) wait until nothing listens on the addresses' ports any more.
+ports_free() {
+  for _ in $(seq 1 1000); do
+    local busy=0
+    for i in $(seq 1 "$1"); do
+      for p in 2377 2378 2379 2380; do
+        if (exec 3<>"/dev/tcp/$(host "$i")/$p") 2>/dev/null; then busy=1; fi
+      done
+    done
+    [ "$busy" -eq 0 ] && return 0
+    sleep 0.01
+  done
+  echo "ports on 127.0.0.11.. stay in use; stop whatever listens there (ss -ltnp)" >&2
+  return 1
+}
+
+run_agents() {  # run_agents N DIR -> prints elapsed ms
+  local n=$1 d=$2 hosts="" t0 t1
+  ports_free "$n"
+  t0=$(ms)
+  for i in $(seq 1 "$n"); do
+    local h; h=$(host "$i")
+    mkdir -p "$d/m$i"
+    cat >"$d/m$i/agent.toml" <<EOT
+[member]
+name = "m$i"
+advertise_host = "$h"
+client_port = 2379
+peer_port = 2380
+data_root = "$d/m$i/data"
+[agent]
+api_listen = "$h:2378"
+http_listen = "$h:2377"
+[etcd]
+binary = "$ETCD"
+EOT
+    "$AGENT" --config "$d/m$i/agent.toml" >"$d/m$i/agent.log" 2>&1 &
+    PIDS+=($!)
+    hosts+="${hosts:+,}$h"
+  done
+  if ! "$FLEET" bootstrap --hosts "$hosts" --cluster bench --fleet "$d/fleet.toml" \
+    >"$d/bootstrap.out" 2>"$d/bootstrap.err"; then
+    echo "bootstrap of $n agents failed:" >&2; cat "$d/bootstrap.err" >&2
+    for i in $(seq 1 "$n"); do echo "--- m$i agent log" >&2; tail -5 "$d/m$i/agent.log" >&2; done
+    return 1
+  fi
+  t1=$(ms)
+  stop_all
+  echo $((t1 - t0))
+}
+
+run_raw() {  # run_raw N DIR -> prints elapsed ms
+  local n=$1 d=$2 initial="" endpoints="" t0 t1
+  for i in $(seq 1 "$n"); do
+    initial+="${initial:+,}m$i=http://$(host "$i"):2380"
+    endpoints+="${endpoints:+,}$(host "$i"):2379"
+  done
+  ports_free "$n"
+  t0=$(ms)
+  for i in $(seq 1 "$n"); do
+    local h; h=$(host "$i")
+    mkdir -p "$d/m$i"
+    # The command line etcd-agent generates for a static plan (agent/supervisor/etcd_flags.cpp).
+    "$ETCD" --name="m$i" --data-dir="$d/m$i/data" --listen-client-urls="http://$h:2379" \
+      --advertise-client-urls="http://$h:2379" --listen-peer-urls="http://$h:2380" \
+      --initial-advertise-peer-urls="http://$h:2380" --initial-cluster="$initial" \
+      --initial-cluster-state=new --initial-cluster-token=bench --auto-compaction-mode=periodic \
+      --auto-compaction-retention=24h --quota-backend-bytes=8589934592 \
+      --strict-reconfig-check=true --logger=zap --log-outputs=stderr >"$d/m$i/etcd.log" 2>&1 &
+    PIDS+=($!)
+  done
+  local ok=0
+  for _ in $(seq 1 3000); do  # bounded: 30 s of 10 ms polls (plus the polls' own time)
+    if "$FLEET" --endpoints "$endpoints" --dial-timeout 200ms --command-timeout 1s \
+      endpoint health >/dev/null 2>&1; then ok=1; break; fi
+    sleep 0.01
+  done
+  t1=$(ms)
+  stop_all
+  [ "$ok" -eq 1 ] || { echo "raw etcd cluster of $n never became healthy" >&2; return 1; }
+  echo $((t1 - t0))
+}
+
+median() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+
+for n in $SIZES; do
+  echo "== bootstrap of $n members on 127.0.0.11..$((10 + n)) ($ROUNDS rounds, alternating)"
+  ta=(); tr=()
+  for r in $(seq 1 "$ROUNDS"); do
+    ta+=("$(run_agents "$n" "$WORK/a$n-$r")")
+    tr+=("$(run_raw "$n" "$WORK/r$n-$r")")
+  done
+  ma=$(median "${ta[@]}"); mr=$(median "${tr[@]}")
+  echo "etcd-fleet bootstrap (agents started + bootstrap): median ${ma} ms (${ta[*]})"
+  echo "raw static etcd (started + polled healthy): median ${mr} ms (${tr[*]})"
+  awk -v a="$ma" -v r="$mr" -v n="$n" \
+    'BEGIN { printf "ratio agent/raw, %d members: %.2f (goal <= 1.30)\n", n, a / r }'
+done
