@@ -2,7 +2,8 @@
 # shellcheck disable=SC2154  # _etcd_fleet_* come from the sourced completion file
 # package.Contents: builds the .deb, the .rpm and the flat apt repository from the build directory
 # with scripts/package.sh (into a temp dir), then checks what they contain and declare:
-#   tests/package/package_test.sh SOURCE_DIR BUILD_DIR
+#   tests/package/package_test.sh SOURCE_DIR BUILD_DIR [OUT_DIR]
+# With OUT_DIR the packages are kept there (ctest: the fixture package.Lifecycle installs).
 # The .deb is unpacked into a throwaway root with `dpkg --root` and its maintainer scripts run
 # against stub commands; nothing on this machine's dpkg database, apt configuration, users or
 # units is touched. Installing on a booted host is the e2e tests' job.
@@ -23,7 +24,8 @@ pass() { echo "ok: $*"; }
 has() { grep -qxF -- "$2" "$1"; }
 
 VERSION=$(sed -n 's/^CMAKE_PROJECT_VERSION:STATIC=//p' "$BUILD/CMakeCache.txt")
-OUT=$TMP/out
+OUT=${3:-$TMP/out}
+rm -rf "$OUT"
 "$SRC/scripts/package.sh" "$BUILD" "$OUT"
 DEB=$OUT/etcd-agent_${VERSION}_amd64.deb
 RPM=$OUT/etcd-agent-${VERSION}.x86_64.rpm
