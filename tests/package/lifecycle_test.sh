@@ -82,7 +82,7 @@ done
   die "/var/lib/etcd-agent is $(host_run p1 stat -c '%a %U %G' /var/lib/etcd-agent), not 700 etcd-agent"
 host_run p1 getent passwd etcd-agent | grep -q ':/var/lib/etcd-agent:/usr/sbin/nologin$' ||
   die "the etcd-agent user is not a no-login system user with home /var/lib/etcd-agent"
-host_run p1 man -w etcd-agent >/dev/null || die "man etcd-agent finds no page"
+host_run p1 test -s /usr/share/man/man8/etcd-agent.8.gz || die "no man page etcd-agent(8)"
 hosts_log "p1: etcd-agent active: $status"
 
 step "etcd-fleet autostart disable / enable (the polkit rule)"
