@@ -50,11 +50,28 @@ host_dir() { echo "$HOSTS_DIR/hosts/$1"; }
 # The container's PID 1 (its systemd), as recorded by host_start.
 host_pid() { cat "$(host_dir "$1")/leader.pid"; }
 
-host_alive() {
-  local d
-  d=$(host_dir "$1")
-  [ -s "$d/nspawn.pid" ] && kill -0 "$(cat "$d/nspawn.pid")" 2>/dev/null
+# The recorded nspawn PID, if that process still is this host's systemd-nspawn (a PID is only
+# trusted while its command line names the machine: PIDs are reused).
+host_nspawn_pid() {
+  local f pid
+  f="$(host_dir "$1")/nspawn.pid"
+  [ -s "$f" ] || return 1
+  pid=$(cat "$f")
+  tr '\0' ' ' 2>/dev/null <"/proc/$pid/cmdline" | grep -qF -- "-M e2e-$$-$1 " || return 1
+  echo "$pid"
 }
+
+# The recorded PID 1 of the host, if it still is the child of the host's nspawn.
+host_leader_pid() {
+  local f pid nspawn
+  f="$(host_dir "$1")/leader.pid"
+  [ -s "$f" ] && nspawn=$(host_nspawn_pid "$1") || return 1
+  pid=$(cat "$f")
+  [ "$(awk '/^PPid:/ { print $2 }' "/proc/$pid/status" 2>/dev/null)" = "$nspawn" ] || return 1
+  echo "$pid"
+}
+
+host_alive() { host_nspawn_pid "$1" >/dev/null; }
 
 # The hosts' lower layer is the machine's live /: booting them while the machine's own dpkg runs
 # would give every host a half-configured package database ("dpkg was interrupted"). Wait until
@@ -167,9 +184,9 @@ host_run() {
 }
 
 host_wait_exit() {
-  local d=$1 timeout=$2 i
+  local name=$1 timeout=$2 i
   for ((i = 0; i < timeout * 5; i++)); do
-    kill -0 "$(cat "$d/nspawn.pid")" 2>/dev/null || return 0
+    host_alive "$name" || return 0
     sleep 0.2
   done
   return 1
@@ -190,7 +207,7 @@ host_poweroff() {
   local name=$1 d
   d=$(host_dir "$name")
   host_run "$name" systemctl poweroff || true
-  if ! host_wait_exit "$d" "$HOSTS_STOP_TIMEOUT"; then
+  if ! host_wait_exit "$name" "$HOSTS_STOP_TIMEOUT"; then
     hosts_log "host $name did not power off in ${HOSTS_STOP_TIMEOUT}s: killing it"
     host_kill "$name"
     return 1
@@ -205,34 +222,27 @@ host_poweroff() {
 host_kill() {
   local name=$1 d pid
   d=$(host_dir "$name")
-  if [ -s "$d/leader.pid" ]; then
-    pid=$(cat "$d/leader.pid")
+  if pid=$(host_leader_pid "$name"); then
     kill -KILL "$pid" 2>/dev/null || true
   fi
-  if [ -s "$d/nspawn.pid" ]; then
-    pid=$(cat "$d/nspawn.pid")
-    host_wait_exit "$d" 10 || kill -KILL "$pid" 2>/dev/null || true
-    host_wait_exit "$d" 10 || true
+  if pid=$(host_nspawn_pid "$name"); then
+    host_wait_exit "$name" 10 || kill -KILL "$pid" 2>/dev/null || true
+    host_wait_exit "$name" 10 || true
     wait "$pid" 2>/dev/null || true
   fi
   rm -f "$d/leader.pid"
   host_unmount "$name"
 }
 
+# Every host is cut off by its recorded PIDs (host_kill): the work dir goes away with everything
+# in it, so an orderly shutdown would only cost time (and a host whose halt fails would hang
+# there until killed anyway).
 hosts_teardown() {
   local rc=$? d name busy=0
   trap - EXIT INT TERM
   [ -n "$HOSTS_DIR" ] && [ -d "$HOSTS_DIR/hosts" ] || exit "$rc"
-  # SIGTERM makes nspawn ask the host's systemd for an orderly shutdown: all hosts at once.
-  for d in "$HOSTS_DIR"/hosts/*/; do
-    [ -s "$d/nspawn.pid" ] && kill -TERM "$(cat "$d/nspawn.pid")" 2>/dev/null || true
-  done
   for d in "$HOSTS_DIR"/hosts/*/; do
     name=$(basename "$d")
-    if [ -s "$d/nspawn.pid" ] && ! host_wait_exit "$d" 20; then
-      hosts_log "teardown: host $name did not shut down 20 s after SIGTERM; killing it. Console:"
-      tail -n 15 "$d/console.log" >&2
-    fi
     host_kill "$name" || true
     if mountpoint -q "$d/root"; then
       hosts_log "teardown: $d/root is still mounted; leaving $HOSTS_DIR in place"

@@ -7,7 +7,7 @@
 #
 # Usage (as root): hosts_test.sh BUILD_DIR. Exit 77 (skipped) without root or systemd-nspawn.
 # Every wait is bounded; every host is torn down by its recorded PIDs on exit, also on failure.
-set -euo pipefail
+set -eEuo pipefail
 
 BUILD=$(cd "${1:?usage: hosts_test.sh BUILD_DIR}" && pwd)
 SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -35,8 +35,18 @@ step() {
 }
 die() {
   printf 'FAILED: %s\n' "$*" >&2
+  trap - ERR
+  # What the agents said last, from every host still up.
+  local name
+  for name in "${NAMES[@]}"; do
+    host_alive "$name" || continue
+    host_run "$name" journalctl -u etcd-agent --no-pager -o cat -n 15 2>/dev/null |
+      cut -c1-300 | sed "s/^/$name| journal: /" >&2 || true
+  done
   exit 1
 }
+# Any other failing command (set -e) is reported with its line, then goes through die.
+trap 'die "line $LINENO: $BASH_COMMAND"' ERR
 # Prints a command (as the operator would type it) and its output, and fails the test when it
 # fails.
 show() {
@@ -83,7 +93,11 @@ for name in "${NAMES[@]}"; do
 done
 
 hosts_init
-mkdir -p "$HOSTS_DIR/dist" "$HOSTS_DIR/operator"
+mkdir -p "$HOSTS_DIR/dist" "$HOSTS_DIR/operator" "$HOSTS_DIR/bin"
+# The operator's etcd-fleet: a copy, so that a rebuild of the build tree during the test cannot
+# swap the binary under it.
+cp "$FLEET" "$HOSTS_DIR/bin/etcd-fleet"
+FLEET="$HOSTS_DIR/bin/etcd-fleet"
 
 step "0. packages: $(basename "$PACKAGE_SCRIPT") $BUILD DIST"
 [ -x "$PACKAGE_SCRIPT" ] || die "$PACKAGE_SCRIPT is missing: it builds the .deb and the apt repo"
@@ -222,7 +236,10 @@ for i in 2 3 4 5; do fleet put "k-before-$i" "v$i" >/dev/null || die "put k-befo
 step "4. power m2 off (systemctl poweroff inside it); write while it is down"
 show host_poweroff m2 || die "m2 did not power off"
 ! host_alive m2 || die "m2 is still running after poweroff"
-! (exec 3<>"/dev/tcp/${ADDR[m2]}/2379") 2>/dev/null || die "m2's etcd still answers after poweroff"
+if (exec 3<>"/dev/tcp/${ADDR[m2]}/2379") 2>/dev/null; then
+  ss -ltnp "src ${ADDR[m2]}" >&2 || true
+  die "${ADDR[m2]}:2379 still answers after m2's poweroff (a process outside the test hosts?)"
+fi
 # The two members left are a quorum of three: writes go on through the same inventory.
 for i in 1 2 3 4 5; do
   fleet put "k-during-$i" "d$i" >/dev/null || die "put k-during-$i failed while m2 is down"
