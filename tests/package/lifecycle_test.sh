@@ -7,6 +7,7 @@
 #                            system user etcd-agent, /var/lib/etcd-agent 0700
 #   etcd-fleet autostart     disable / enable / status through the agent: the polkit rule lets
 #                            the unprivileged agent (de)activate its own unit
+#   apt-get --reinstall      the upgrade path: the agent restarts; a disabled unit stays disabled
 #   apt remove               the agent stops, member data and config stay
 #   apt purge                asks nothing, /etc/etcd-agent goes, member data stays
 #   tests/package/lifecycle_test.sh SOURCE_DIR BUILD_DIR [DIST_DIR]   (root; exit 77 = skipped)
@@ -112,6 +113,20 @@ host_run p1 mv /root/50-etcd-agent.rules "$rule"
 [ "$(host_run p1 systemctl is-enabled etcd-agent.service)" = enabled ] ||
   die "etcd-agent.service is not enabled after the refused disable"
 hosts_log "p1: without the polkit rule autostart disable is refused"
+
+step "reinstall (the upgrade path): an enabled agent restarts, a disabled one stays disabled"
+pid_before=$(host_run p1 systemctl show -P MainPID etcd-agent.service)
+host_run p1 sh -ec 'DEBIAN_FRONTEND=noninteractive apt-get install -y --reinstall etcd-agent' \
+  >"$HOSTS_DIR/reinstall.log" 2>&1 || { cat "$HOSTS_DIR/reinstall.log" >&2; die "reinstall failed"; }
+pid_after=$(host_run p1 systemctl show -P MainPID etcd-agent.service)
+host_run p1 systemctl is-active --quiet etcd-agent.service || die "etcd-agent is not active after the reinstall"
+[ "$pid_after" != "$pid_before" ] || die "the reinstall did not restart etcd-agent (MainPID $pid_before)"
+fleet autostart disable >&2 || die "etcd-fleet autostart disable failed"
+host_run p1 sh -ec 'DEBIAN_FRONTEND=noninteractive apt-get install -y --reinstall etcd-agent' \
+  >>"$HOSTS_DIR/reinstall.log" 2>&1 || { cat "$HOSTS_DIR/reinstall.log" >&2; die "reinstall failed"; }
+[ "$(host_run p1 systemctl is-enabled etcd-agent.service || true)" = disabled ] ||
+  die "a reinstall enabled etcd-agent.service again after autostart disable"
+fleet autostart enable >&2 || die "etcd-fleet autostart enable failed"
 
 step "apt remove: the agent stops, data and config stay"
 # Stand-in member data, owned like the agent's.
