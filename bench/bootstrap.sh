@@ -15,11 +15,13 @@ set -euo pipefail
 BUILD=$(cd "${1:?usage: bootstrap.sh BUILD_DIR [ROUNDS] [SIZES]}" && pwd)
 ROUNDS=${2:-5}
 SIZES=${3:-"3 5"}
-AGENT="$BUILD/agent/etcd-agent"
-FLEET="$BUILD/fleetctl/etcd-fleet"
 ETCD=$(command -v etcd || echo /usr/bin/etcd)
 WORK=$(mktemp -d /tmp/bench-bootstrap.XXXXXX)
 PIDS=()
+# Private copies: a rebuild of the build directory during the run must not swap the binaries.
+cp "$BUILD/agent/etcd-agent" "$BUILD/fleetctl/etcd-fleet" "$WORK/"
+AGENT="$WORK/etcd-agent"
+FLEET="$WORK/etcd-fleet"
 
 stop_all() {
   for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
@@ -116,6 +118,7 @@ run_raw() {  # run_raw N DIR -> prints elapsed ms
 
 median() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 
+echo "load average at the start: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) CPUs"
 for n in $SIZES; do
   echo "== bootstrap of $n members on 127.0.0.11..$((10 + n)) ($ROUNDS rounds, alternating)"
   ta=(); tr=()
@@ -129,3 +132,4 @@ for n in $SIZES; do
   awk -v a="$ma" -v r="$mr" -v n="$n" \
     'BEGIN { printf "ratio agent/raw, %d members: %.2f (goal <= 1.30)\n", n, a / r }'
 done
+echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
