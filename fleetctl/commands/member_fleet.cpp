@@ -314,7 +314,16 @@ CommandResult runMemberRemove(Context& ctx) {
   const std::string name = known->name;
   auto agent = AgentClient::connect(known->agent);
   Result<v1::AgentStatus> wiped =
-      agent ? agent->removeMember() : Result<v1::AgentStatus>(std::unexpected(agent.error()));
+      agent ? agent->status() : Result<v1::AgentStatus>(std::unexpected(agent.error()));
+  if (wiped && wiped->member_id() != 0 && wiped->member_id() != id) {
+    // The agent runs another member now (re-added, or replaced on the same host): never wipe a
+    // member that was not removed.
+    note("agent " + agent->address() + " runs member " + hexId(wiped->member_id()) + ", not " +
+         hexId(id) + ": left alone");
+    return {};
+  }
+  const bool already_wiped = wiped && wiped->phase() == v1::MEMBER_PHASE_WAITING;
+  if (wiped && !already_wiped) wiped = agent->removeMember();
   if (!wiped) {
     return commandError(
         exitcode::kError,
@@ -324,7 +333,8 @@ CommandResult runMemberRemove(Context& ctx) {
             "` again once the agent is back (it is kept in the inventory until then), or "
             "delete the member's data directory there by hand");
   }
-  note("agent " + agent->address() + ": member " + name + " stopped and its data wiped");
+  note("agent " + agent->address() + ": member " + name +
+       (already_wiped ? " holds no data (wiped already)" : " stopped and its data wiped"));
   Inventory& inv = **inventory;
   std::erase_if(inv.members, [&](const InventoryMember& m) { return m.name == name; });
   if (auto saved = saveInventory(inv); !saved) return commandError(saved.error());
