@@ -211,7 +211,7 @@ for name in m1 m2 m3; do
   # etcd's own lines (its startup banner, raft) reach the journal through the agent.
   grep -Eq 'etcd Version: 3\.|raft' <<<"$journal" ||
     { tail -n 20 <<<"$journal" >&2; die "$name: journalctl -u etcd-agent has no etcd log lines"; }
-  grep -E 'etcd Version: 3\.|became (leader|follower)' <<<"$journal" | head -n 3 |
+  grep -m 3 -E 'etcd Version: 3\.|became (leader|follower)' <<<"$journal" |
     sed "s/^/$name| journal: /" >&2
 done
 # The agent and its etcd run as the package's unprivileged user; member data is 0700.
@@ -247,10 +247,9 @@ done
 show fleet get k-during-5 >&2
 
 step "4. etcd-fleet member replace m2 --with 127.0.0.14"
-set +e
-show fleet member replace m2 --with "${ADDR[m4]}" >"$HOSTS_DIR/replace.log" 2>&1
-REPLACE_RC=$?
-set -e
+# (`&& rc=0 || rc=$?`: the exit code is checked below, after the output is shown.)
+show fleet member replace m2 --with "${ADDR[m4]}" >"$HOSTS_DIR/replace.log" 2>&1 && REPLACE_RC=0 ||
+  REPLACE_RC=$?
 cat "$HOSTS_DIR/replace.log" >&2
 [ "$REPLACE_RC" = 0 ] || die "member replace m2 --with ${ADDR[m4]} exited $REPLACE_RC"
 show fleet member list -w table >&2
@@ -279,7 +278,11 @@ wait_for "m2: the enabled etcd-agent starts at boot" 30 \
   host_run m2 systemctl is-active --quiet etcd-agent.service
 # The agent starts the member from its data (state.json is still there); etcd learns from its
 # peers that it was removed and stops. Wait until the agent has given up starting it.
-m2_state() { fleet agent status --host "${ADDR[m2]}" 2>/dev/null | head -n 1; }
+m2_state() {
+  local out
+  out=$(fleet agent status --host "${ADDR[m2]}" 2>/dev/null) || true
+  echo "${out%%$'\n'*}"
+}
 wait_for "m2: the agent reports what became of its removed member" 90 \
   sh -c "! XDG_CONFIG_HOME='$HOSTS_DIR/operator' '$FLEET' agent status --host ${ADDR[m2]} |
          head -n 1 | grep -E ', (starting|waiting)'"
@@ -298,28 +301,28 @@ grep -F 'the member has been permanently removed from the cluster' <<<"$journal"
 [ "$(voters)" = m1,m3,m4 ] || die "voters changed after m2 came back: '$(voters)'"
 show fleet member list >&2
 show fleet status >&2
-if grep -Ei 'removed' <<<"$state" >/dev/null; then
-  grep -Ei 'wipe|etcd-fleet' <<<"$state" >/dev/null ||
-    die "m2's agent reports its member as removed but not how to wipe it: $state"
-  echo "m2: the agent reports its member as removed and how to wipe it" >&2
+if grep -E ', removed,' <<<"$state" >/dev/null; then
+  # The agent recognised the removal and says how to wipe it: do exactly what it says.
+  wipe=$(grep -oE 'etcd-fleet agent wipe --host [0-9.:]+' <<<"$state") ||
+    die "m2's agent reports its member as removed but names no wipe command: $state"
+  echo "m2: the agent reports its member as removed and says: $wipe" >&2
+  # shellcheck disable=SC2086 # the words of the command the agent printed
+  show fleet ${wipe#etcd-fleet } >&2 || die "$wipe failed"
 else
   echo "FINDING: m2's agent does not recognise its member as removed from the cluster (etcd says" \
     "so and exits 0); it reports: $state" >&2
-fi
-# Wiping it the etcd-fleet way: `member remove NAME` wipes a member on its agent when the
-# inventory still knows it.
-set +e
-show fleet member remove m2 >"$HOSTS_DIR/remove.log" 2>&1
-remove_rc=$?
-set -e
-sed 's/^/  /' "$HOSTS_DIR/remove.log" >&2
-if [ "$remove_rc" != 0 ]; then
-  echo "FINDING: after the replace, \`etcd-fleet member remove m2\` cannot wipe m2's stale member" \
-    "(exit $remove_rc): the operator must follow the replace's hint by hand" >&2
-  # The wipe the replace asked for, on m2: stop the agent, delete the member's data dir and
-  # state.json, start it.
-  show host_run m2 sh -ec 'systemctl stop etcd-agent; rm -rf /var/lib/etcd-agent/m2
-    systemctl start etcd-agent' >&2
+  # Wiping it the etcd-fleet way: `member remove NAME` wipes a member on its agent when the
+  # inventory still knows it.
+  show fleet member remove m2 >"$HOSTS_DIR/remove.log" 2>&1 && remove_rc=0 || remove_rc=$?
+  sed 's/^/  /' "$HOSTS_DIR/remove.log" >&2
+  if [ "$remove_rc" != 0 ]; then
+    echo "FINDING: after the replace, \`etcd-fleet member remove m2\` cannot wipe m2's stale" \
+      "member (exit $remove_rc): the operator must follow the replace's hint by hand" >&2
+    # The wipe the replace asked for, on m2: stop the agent, delete the member's data dir and
+    # state.json, start it.
+    show host_run m2 sh -ec 'systemctl stop etcd-agent; rm -rf /var/lib/etcd-agent/m2
+      systemctl start etcd-agent' >&2
+  fi
 fi
 # Either way the agent is then idle, waiting for a plan: ready for a new member.
 wait_for "m2: the wiped agent waits for a bootstrap plan" 30 \
@@ -329,7 +332,7 @@ show fleet agent status --host "${ADDR[m2]}" >&2
 [ "$(voters)" = m1,m3,m4 ] || die "voters changed while m2 was wiped: '$(voters)'"
 # etcd inherits NOTIFY_SOCKET from the agent and sends its own READY=1, which systemd refuses
 # (NotifyAccess=main); harmless, but noise in every journal.
-if grep -F 'Got notification message from PID' <<<"$journal" | head -n 1 | sed 's/^/m2| /' >&2
+if grep -m 1 -F 'Got notification message from PID' <<<"$journal" | sed 's/^/m2| /' >&2
 then
   echo "FINDING: etcd inherits NOTIFY_SOCKET from etcd-agent and notifies systemd itself" >&2
 fi
