@@ -6,6 +6,7 @@
 #include <sys/statvfs.h>
 #include <syslog.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <filesystem>
@@ -15,6 +16,7 @@
 #include "agent/bootstrap/state_store.hpp"
 #include "agent/supervisor/etcd_flags.hpp"
 #include "common/version.hpp"
+#include "membership/membership.hpp"
 
 namespace etcdagent::agent {
 namespace {
@@ -172,6 +174,7 @@ Result<void> Supervisor::start() {
   if (!state_)
     return fail(Errc::kFailedPrecondition,
                 "no plan yet: nothing to start (waiting for a bootstrap plan)");
+  if (phase_ == v1::MEMBER_PHASE_REMOVED) return fail(Errc::kFailedPrecondition, last_error_);
   if (child_) return {};
   stopping_ = false;
   backoff_.reset();
@@ -236,6 +239,23 @@ void Supervisor::onExit(ExitStatus st) {
     auto waiters = std::move(stop_waiters_);
     stop_waiters_.clear();
     for (auto& w : waiters) w();
+    return;
+  }
+  // A member removed from its cluster (by `member remove` or `member replace` while its host was
+  // down) learns so from its peers and exits: restarting it would only repeat that.
+  const auto removed = [](const std::string& line) {
+    return line.find("permanently removed from the cluster") != std::string::npos;
+  };
+  if (std::ranges::any_of(tail_, removed) || std::ranges::any_of(head_, removed)) {
+    last_error_ =
+        "member " + config_.member.name +
+        (state_ && state_->member_id() ? " (" + membership::hexId(state_->member_id()) + ")" : "") +
+        " was removed from cluster \"" + (state_ ? state_->plan().cluster_token() : "") +
+        "\"; its data can never rejoin it. Wipe it to give this agent a new member: "
+        "etcd-fleet agent wipe --host " +
+        config_.agent.api_listen;
+    log_.agent(LOG_ERR, last_error_ + " (etcd " + st.describe() + "; not restarting it)");
+    setPhase(v1::MEMBER_PHASE_REMOVED);
     return;
   }
   // Name the last thing etcd complained about.
@@ -360,7 +380,8 @@ v1::AgentStatus Supervisor::status() const {
   if (child_) s.set_etcd_pid(child_->pid());
   s.set_restart_count(restarts_);
   s.set_last_error(last_error_);
-  if (phase_ == v1::MEMBER_PHASE_CRASH_LOOPING || !last_error_.empty()) {
+  if (phase_ == v1::MEMBER_PHASE_CRASH_LOOPING || phase_ == v1::MEMBER_PHASE_REMOVED ||
+      !last_error_.empty()) {
     // head + tail, without repeating lines when the run was short
     std::size_t overlap =
         run_lines_ < head_.size() + tail_.size() ? head_.size() + tail_.size() - run_lines_ : 0;
@@ -391,6 +412,9 @@ std::string Supervisor::statusLine() const {
   switch (phase_) {
     case v1::MEMBER_PHASE_WAITING: return "waiting for a bootstrap plan";
     case v1::MEMBER_PHASE_STOPPED: return member + " · stopped";
+    case v1::MEMBER_PHASE_REMOVED:
+      return member + " · removed from cluster " + cluster +
+             " · wipe it: etcd-fleet agent wipe --host " + config_.agent.api_listen;
     case v1::MEMBER_PHASE_CRASH_LOOPING:
       return member + " · crash-looping (" + std::to_string(restarts_) + " restarts) · " +
              last_error_;

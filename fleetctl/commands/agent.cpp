@@ -1,4 +1,4 @@
-// agent status, autostart enable|disable|status: etcd-fleet talking to one etcd-agent.
+// agent status|wipe, autostart enable|disable|status: etcd-fleet talking to one etcd-agent.
 
 #include <google/protobuf/util/json_util.h>
 
@@ -6,27 +6,10 @@
 #include "fleetctl/commands/commands.hpp"
 #include "fleetctl/commands/util.hpp"
 #include "fleetctl/output/table.hpp"
+#include "membership/membership.hpp"
 
 namespace etcdagent::fleet {
 namespace {
-
-std::string phaseName(v1::MemberPhase p) {
-  switch (p) {
-    case v1::MEMBER_PHASE_WAITING: return "waiting";
-    case v1::MEMBER_PHASE_STARTING: return "starting";
-    case v1::MEMBER_PHASE_RUNNING: return "running";
-    case v1::MEMBER_PHASE_LEARNER: return "learner";
-    case v1::MEMBER_PHASE_STOPPED: return "stopped";
-    case v1::MEMBER_PHASE_CRASH_LOOPING: return "crash-looping";
-    default: return "unknown";
-  }
-}
-
-std::string hexId(std::uint64_t id) {
-  char buf[17];
-  std::snprintf(buf, sizeof buf, "%lx", static_cast<unsigned long>(id));
-  return id ? buf : "";
-}
 
 std::string join(const google::protobuf::RepeatedPtrField<std::string>& v) {
   std::string out;
@@ -76,8 +59,8 @@ CommandResult runAgentStatus(Context& ctx) {
   auto row = [&](std::string k, std::string v) { t.addRow({std::move(k), std::move(v)}); };
   row("agent", agent->address() + " (etcd-agent " + s->agent_version() + ")");
   row("member", s->member_name());
-  row("member id", hexId(s->member_id()));
-  row("state", phaseName(s->phase()));
+  row("member id", s->member_id() ? membership::hexId(s->member_id()) : "");
+  row("state", memberPhaseName(s->phase()));
   row("status", s->status_line());
   row("cluster", s->cluster_token());
   row("client urls", join(s->client_urls()));
@@ -93,13 +76,59 @@ CommandResult runAgentStatus(Context& ctx) {
   if (ctx.global().format == OutputFormat::kTable) {
     ctx.out() << t.render();
   } else {
-    ctx.out() << s->member_name() << ", " << phaseName(s->phase()) << ", " << s->status_line()
+    ctx.out() << s->member_name() << ", " << memberPhaseName(s->phase()) << ", " << s->status_line()
               << "\n";
   }
-  if (s->phase() == v1::MEMBER_PHASE_CRASH_LOOPING && !s->last_etcd_lines().empty()) {
+  if ((s->phase() == v1::MEMBER_PHASE_CRASH_LOOPING || s->phase() == v1::MEMBER_PHASE_REMOVED) &&
+      !s->last_etcd_lines().empty()) {
     ctx.err() << "last etcd log lines:\n";
     for (const auto& l : s->last_etcd_lines()) ctx.err() << "  " << l << "\n";
   }
+  return {};
+}
+
+// Wipes the member an agent holds, once it is certain that the member is no longer part of its
+// cluster: the agent says so (etcd learned it was removed), or the cluster's member list has no
+// member with the agent's peer URL or ID. A member still in the cluster is refused: `member remove`
+// takes it out safely (quorum checks) and wipes it in one go.
+CommandResult runAgentWipe(Context& ctx) {
+  auto agent = agentFor(ctx);
+  if (!agent) return std::unexpected(agent.error());
+  auto s = agent->status();
+  if (!s) return commandError(s.error());
+  const std::string who = "member " + s->member_name() +
+                          (s->member_id() ? " (" + membership::hexId(s->member_id()) + ")" : "") +
+                          " on agent " + agent->address();
+  if (s->phase() == v1::MEMBER_PHASE_WAITING) {
+    ctx.out() << "agent " << agent->address() << " holds no member: nothing to wipe\n";
+    return {};
+  }
+  if (s->phase() != v1::MEMBER_PHASE_REMOVED && !ctx.flags().getBool("force")) {
+    auto client = ctx.client();
+    if (!client) return std::unexpected(client.error());
+    auto members = membership::listMembers(**client);
+    if (!members) {
+      return commandError(exitcode::kBadConnection,
+                          "cannot check that " + who +
+                              " is no longer in its cluster: " + members.error().message +
+                              ". Pass --endpoints of the cluster, or --force if you are certain "
+                              "it was removed");
+    }
+    const membership::MemberInfo* still = membership::findById(*members, s->member_id());
+    for (const auto& url : s->peer_urls()) {
+      if (still == nullptr) still = membership::findByPeerUrl(*members, url);
+    }
+    if (still != nullptr) {
+      return commandError(exitcode::kError,
+                          who + " is still in the cluster (" + membership::hexId(still->id) +
+                              "): remove it with `etcd-fleet member remove " +
+                              (still->name.empty() ? membership::hexId(still->id) : still->name) +
+                              "`, which checks quorum and wipes it");
+    }
+  }
+  auto r = agent->removeMember();
+  if (!r) return commandError(r.error());
+  ctx.out() << who << " wiped; the agent waits for a bootstrap plan\n";
   return {};
 }
 
@@ -128,6 +157,22 @@ std::vector<Command> agentCommands() {
        .summary = "Shows an agent's state: member, health, restarts, last error, autostart",
        .flags = hostFlags,
        .run = runAgentStatus});
+  agent.children.push_back(
+      {.name = "wipe",
+       .usage = "agent wipe --host HOST[:PORT] [--force]",
+       .summary = "Stops and deletes the member an agent holds, once it is out of its cluster",
+       .description =
+           "\tFor a member that was removed from its cluster while its host was down (member\n"
+           "\treplace or member remove reported it as stale): the agent shows it as \"removed\".\n"
+           "\tOtherwise the cluster (--endpoints, or the fleet inventory) must not list it;\n"
+           "\t--force skips that check.",
+       .flags =
+           [](FlagSet& f) {
+             hostFlags(f);
+             f.boolean("force", 0, false,
+                       "wipe without checking the cluster's member list (the data is lost)");
+           },
+       .run = runAgentWipe});
   Command autostart{.name = "autostart",
                     .summary = "Enables or disables an agent's start at boot (systemd)"};
   autostart.children.push_back({.name = "enable",

@@ -9,6 +9,7 @@
 
 #include "common/file_util.hpp"
 #include "common/toml_reader.hpp"
+#include "membership/membership.hpp"
 
 namespace etcdagent::fleet {
 namespace {
@@ -28,12 +29,6 @@ Result<std::uint64_t> parseHexId(const std::string& text) {
     return fail(Errc::kInvalidArgument, "expected a hex member ID (as `member list` prints it)");
   }
   return std::stoull(text, nullptr, 16);
-}
-
-std::string hexId(std::uint64_t id) {
-  char buf[17];
-  std::snprintf(buf, sizeof buf, "%llx", static_cast<unsigned long long>(id));
-  return buf;
 }
 
 // TOML basic string with the escapes the spec requires.
@@ -183,7 +178,7 @@ std::string renderInventory(const Inventory& inv) {
     if (!m.agent.empty()) out += "agent = " + quote(m.agent) + "\n";
     if (!m.client_url.empty()) out += "client_url = " + quote(m.client_url) + "\n";
     if (!m.peer_url.empty()) out += "peer_url = " + quote(m.peer_url) + "\n";
-    if (m.id != 0) out += "id = " + quote(hexId(m.id)) + "\n";
+    if (m.id != 0) out += "id = " + quote(membership::hexId(m.id)) + "\n";
   }
   if (!inv.replace.empty()) {
     out += "\n# An unfinished `etcd-fleet member replace`: re-run it to finish.\n[replace]\n";

@@ -7,6 +7,19 @@
 
 namespace etcdagent {
 
+std::string memberPhaseName(v1::MemberPhase phase) {
+  switch (phase) {
+    case v1::MEMBER_PHASE_WAITING: return "waiting";
+    case v1::MEMBER_PHASE_STARTING: return "starting";
+    case v1::MEMBER_PHASE_RUNNING: return "running";
+    case v1::MEMBER_PHASE_LEARNER: return "learner";
+    case v1::MEMBER_PHASE_STOPPED: return "stopped";
+    case v1::MEMBER_PHASE_CRASH_LOOPING: return "crash-looping";
+    case v1::MEMBER_PHASE_REMOVED: return "removed";
+    default: return "unknown";
+  }
+}
+
 std::string agentAddress(const std::string& host, int default_port) {
   // A bare IPv6 address has colons too: only [v6]:port or name:port count as having a port.
   bool has_port = host.starts_with('[')

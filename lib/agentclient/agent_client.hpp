@@ -50,6 +50,9 @@ class AgentClient {
   Duration timeout_;
 };
 
+// The agent's member phase as etcd-fleet shows it: "waiting", "running", "crash-looping", ...
+std::string memberPhaseName(v1::MemberPhase phase);
+
 // "127.0.0.11" -> "127.0.0.11:2378"; "h:1234" stays.
 std::string agentAddress(const std::string& host, int default_port = kDefaultAgentPort);
 
