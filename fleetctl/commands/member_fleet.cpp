@@ -329,9 +329,12 @@ CommandResult runMemberRemove(Context& ctx) {
         exitcode::kError,
         "member " + name + " was removed from the cluster, but its agent could not wipe it (" +
             wiped.error().message + "): its data on " + known->host +
-            " is stale and must not be started again. Run `etcd-fleet member remove " + name +
-            "` again once the agent is back (it is kept in the inventory until then), or "
-            "delete the member's data directory there by hand");
+            " is stale and must not be started again. Once the host is back, run `etcd-fleet "
+            "member remove " +
+            name +
+            "` again (it is kept in the inventory until then) or "
+            "`etcd-fleet agent wipe --host " +
+            agent->address() + "`");
   }
   note("agent " + agent->address() + ": member " + name +
        (already_wiped ? " holds no data (wiped already)" : " stopped and its data wiped"));

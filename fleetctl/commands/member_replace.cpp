@@ -440,9 +440,9 @@ CommandResult Replacer::run() {
   if (j_.old_stale) {
     ctx_.err() << "warning: the old member " << j_.old_name << "'s agent " << j_.old_agent
                << " could not wipe its data. The member is out of the cluster; when the host is "
-                  "back, wipe it there (stop etcd-agent and delete the member's data dir and "
-                  "state.json, see `etcd-fleet agent status --host "
-               << j_.old_agent << "`) before giving that agent a new member\n";
+                  "back, its agent reports it as removed and does not start it: wipe it with "
+                  "`etcd-fleet agent wipe --host "
+               << j_.old_agent << "` before giving that agent a new member\n";
   }
   say("member " + j_.old_name + " replaced by " + describeMember(j_.new_name, j_.new_id) + " on " +
       j_.new_host + "; the cluster is back to " + voters + " voters");
