@@ -237,7 +237,20 @@ grep -Eq '^(etcd-client|etcdctl)' "$TMP/rpm.requires" && fail "the rpm requires 
 if grep -q 'libgrpc' "$TMP/rpm.requires" && ! grep -q 'libgrpc' "$TMP/needed"; then
   fail "the rpm requires gRPC libraries the binaries do not load"
 fi
-pass "rpm files, scriptlets, requires"
+# rpm unpacks it into a throwaway root (no scriptlets: they would run on this machine's paths).
+RROOT=$TMP/rpmroot
+mkdir -p "$RROOT"
+if rpm --root "$RROOT" --initdb &&
+  rpm --root "$RROOT" -i --nodeps --noscripts --notriggers "$RPM" >"$TMP/rpm-install.log" 2>&1; then
+  if [ ! -x "$RROOT/usr/bin/etcd-agent" ] || [ ! -f "$RROOT/usr/lib/systemd/system/etcd-agent.service" ]; then
+    fail "rpm --root -i did not unpack the binaries and units"
+  fi
+  [ "$(stat -c %a "$RROOT/var/lib/etcd-agent")" = 700 ] || fail "rpm --root -i: /var/lib/etcd-agent is not 0700"
+else
+  cat "$TMP/rpm-install.log" >&2
+  fail "rpm --root -i failed"
+fi
+pass "rpm files, scriptlets, requires, rpm --root install"
 
 # ---- apt repository -----------------------------------------------------------------------------
 APT=$OUT/apt
