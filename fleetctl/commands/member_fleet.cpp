@@ -334,7 +334,7 @@ CommandResult runMemberRemove(Context& ctx) {
             name +
             "` again (it is kept in the inventory until then) or "
             "`etcd-fleet agent wipe --host " +
-            agent->address() + "`");
+            known->agent + "`");
   }
   note("agent " + agent->address() + ": member " + name +
        (already_wiped ? " holds no data (wiped already)" : " stopped and its data wiped"));
