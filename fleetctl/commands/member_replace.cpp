@@ -46,18 +46,6 @@ std::string hostPort(const std::string& url) {
   return rest.substr(0, rest.find('/'));
 }
 
-std::string phaseName(v1::MemberPhase p) {
-  switch (p) {
-    case v1::MEMBER_PHASE_WAITING: return "waiting";
-    case v1::MEMBER_PHASE_STARTING: return "starting";
-    case v1::MEMBER_PHASE_RUNNING: return "running";
-    case v1::MEMBER_PHASE_LEARNER: return "learner";
-    case v1::MEMBER_PHASE_STOPPED: return "stopped";
-    case v1::MEMBER_PHASE_CRASH_LOOPING: return "crash-looping";
-    default: return "unknown";
-  }
-}
-
 std::size_t voterCount(const std::vector<MemberInfo>& members) {
   return static_cast<std::size_t>(
       std::count_if(members.begin(), members.end(), [](const auto& m) { return !m.is_learner; }));
@@ -296,7 +284,7 @@ Result<std::string> Replacer::wipeOld() {
   auto removed = agent->removeMember();
   if (!removed) return fail(removed.error());
   return "stopped and wiped " + j_.old_name + " on agent " + j_.old_agent + " (now " +
-         phaseName(removed->phase()) + ")";
+         memberPhaseName(removed->phase()) + ")";
 }
 
 Result<std::string> Replacer::addLearner() {
@@ -335,8 +323,8 @@ Result<std::string> Replacer::startLearner() {
   plan.set_peer_port(j_.new_peer_port);
   auto applied = agent->applyPlan(plan);
   if (!applied) return fail(applied.error());
-  return "agent " + j_.new_agent + " accepted the learner plan (" + phaseName(applied->phase()) +
-         ")";
+  return "agent " + j_.new_agent + " accepted the learner plan (" +
+         memberPhaseName(applied->phase()) + ")";
 }
 
 Result<std::string> Replacer::promote() {
@@ -360,11 +348,12 @@ Result<std::string> Replacer::promote() {
     }
     if (stop_.stop_requested()) return fail(Errc::kCancelled, "interrupted");
     if (std::chrono::steady_clock::now() >= deadline) {
-      return fail(Errc::kDeadlineExceeded,
-                  "the new member on agent " + j_.new_agent + " did not become healthy within " +
-                      std::to_string(promote_timeout_.count()) + " s (" +
-                      (s ? phaseName(st.phase()) + ": " + st.status_line() : s.error().message) +
-                      ")");
+      return fail(
+          Errc::kDeadlineExceeded,
+          "the new member on agent " + j_.new_agent + " did not become healthy within " +
+              std::to_string(promote_timeout_.count()) + " s (" +
+              (s ? memberPhaseName(st.phase()) + ": " + st.status_line() : s.error().message) +
+              ")");
     }
     std::this_thread::sleep_for(200ms);
   }

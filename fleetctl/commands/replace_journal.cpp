@@ -8,6 +8,8 @@
 #include <type_traits>
 #include <utility>
 
+#include "common/encoding.hpp"
+
 namespace etcdagent::fleet {
 namespace {
 
@@ -19,12 +21,6 @@ constexpr std::array<std::pair<ReplaceStep, std::string_view>, 6> kStepNames{{
     {ReplaceStep::kOldRemoved, "old-removed"},
     {ReplaceStep::kOldWiped, "old-wiped"},
 }};
-
-std::string hex(std::uint64_t id) {
-  char buf[17];
-  std::snprintf(buf, sizeof buf, "%lx", static_cast<unsigned long>(id));
-  return buf;
-}
 
 std::optional<std::uint64_t> parseUnsigned(std::string_view text, int base) {
   std::uint64_t v = 0;
@@ -141,7 +137,7 @@ std::map<std::string, std::string> journalToMap(const ReplaceJournal& j) {
       {"step", std::string(stepName(j.step))},
       {"started_at", j.started_at},
       {"old_name", j.old_name},
-      {"old_id", j.old_id ? hex(j.old_id) : ""},
+      {"old_id", j.old_id ? hexId(j.old_id) : ""},
       {"old_host", j.old_host},
       {"old_agent", j.old_agent},
       {"old_client_url", j.old_client_url},
@@ -153,7 +149,7 @@ std::map<std::string, std::string> journalToMap(const ReplaceJournal& j) {
       {"new_peer_url", j.new_peer_url},
       {"new_client_port", std::to_string(j.new_client_port)},
       {"new_peer_port", std::to_string(j.new_peer_port)},
-      {"new_id", j.new_id ? hex(j.new_id) : ""},
+      {"new_id", j.new_id ? hexId(j.new_id) : ""},
       {"initial_cluster", j.initial_cluster},
       {"old_stale", j.old_stale ? "true" : "false"},
   };
@@ -250,8 +246,8 @@ Result<ReplaceJournal> journalFromMap(const std::map<std::string, std::string>& 
 }
 
 std::string describeJournal(const ReplaceJournal& j) {
-  std::string out = j.old_name + " (" + hex(j.old_id) + ") on " + j.old_host + " -> " + j.new_name +
-                    " on " + j.new_host + ", " + std::string(orderName(j.order)) +
+  std::string out = j.old_name + " (" + hexId(j.old_id) + ") on " + j.old_host + " -> " +
+                    j.new_name + " on " + j.new_host + ", " + std::string(orderName(j.order)) +
                     ", stopped after step " + std::to_string(stepNumber(j.order, j.step)) + "/" +
                     std::to_string(stepCount(j.order)) + " (" + std::string(stepName(j.step)) + ")";
   if (!j.started_at.empty()) out += ", started " + j.started_at;

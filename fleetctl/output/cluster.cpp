@@ -80,12 +80,6 @@ std::string jsonList(const std::vector<T>& list, F&& element) {
 
 }  // namespace
 
-std::string hexId(std::uint64_t id) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%lx", static_cast<unsigned long>(id));
-  return buf;
-}
-
 std::string paddedHexId(std::uint64_t id) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%16lx", static_cast<unsigned long>(id));

@@ -11,13 +11,13 @@
 #include <string_view>
 #include <vector>
 
+#include "common/encoding.hpp"  // hexId: etcdctl's "%x" of an ID
 #include "etcd/etcdserverpb/rpc.pb.h"
 #include "fleetctl/output/format.hpp"
 
 namespace etcdagent::fleet {
 
-// fmt "%x" of an ID ("9e737febb6b99eee", no padding) and "%16x" (space-padded to 16 columns).
-std::string hexId(std::uint64_t id);
+// fmt "%16x" of an ID: space-padded to 16 columns.
 std::string paddedHexId(std::uint64_t id);
 
 // One endpoint's answer to `endpoint health` (etcdctl's epHealth).

@@ -2,6 +2,7 @@
 
 #include <array>
 #include <cstdint>
+#include <cstdio>
 
 namespace etcdagent {
 namespace {
@@ -272,6 +273,12 @@ std::string jsonQuote(std::string_view s) {
   }
   out += '"';
   return out;
+}
+
+std::string hexId(std::uint64_t id) {
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%llx", static_cast<unsigned long long>(id));
+  return buf;
 }
 
 }  // namespace etcdagent

@@ -2,6 +2,7 @@
 
 // Byte-string encodings used by etcdctl's output: base64 (JSON), hex (--hex), Go-quoted strings.
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -23,6 +24,9 @@ Result<std::string> hexDecode(std::string_view text);
 std::string goQuote(std::string_view s);
 // Go's name of a Linux signal (syscall.Signal.String(): 9 -> "killed"), "signal N" if unknown.
 std::string goSignalName(int sig);
+
+// A member or cluster ID as etcdctl prints it: lower-case hex without padding (%x).
+std::string hexId(std::uint64_t id);
 
 // JSON string literal (RFC 8259) with Go encoding/json's escaping of <, >, & and U+2028/9.
 std::string jsonQuote(std::string_view s);

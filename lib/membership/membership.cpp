@@ -120,12 +120,6 @@ std::string healthyList(const std::vector<const MemberInfo*>& voters,
 
 // ---- Pure checks -------------------------------------------------------------------------------
 
-std::string hexId(std::uint64_t id) {
-  char buf[17];
-  std::snprintf(buf, sizeof buf, "%llx", static_cast<unsigned long long>(id));
-  return buf;
-}
-
 Result<void> checkNoPendingLearner(const std::vector<MemberInfo>& members) {
   for (const auto& m : members) {
     if (!m.is_learner) continue;

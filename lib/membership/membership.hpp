@@ -17,6 +17,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/encoding.hpp"
 #include "common/error.hpp"
 #include "etcd/client.hpp"
 
@@ -66,7 +67,7 @@ constexpr std::size_t quorumOf(std::size_t voters) {
 }
 
 // "8e9e05c52164694d", etcdctl's way of printing a member ID.
-std::string hexId(std::uint64_t id);
+using ::etcdagent::hexId;
 
 // ---- Against a cluster (blocking; every call bounded by the client's deadlines) --------------
 
