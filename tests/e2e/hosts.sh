@@ -125,9 +125,10 @@ host_start() {
 
 # nspawn forks once into the new namespaces and that child execs systemd: it is PID 1 inside.
 host_find_leader() {
-  local nspawn child
-  nspawn=$(cat "$(host_dir "$1")/nspawn.pid")
-  for child in $(cat "/proc/$nspawn/task/$nspawn/children" 2>/dev/null); do
+  local nspawn child children
+  nspawn=$(host_nspawn_pid "$1") || return 1
+  children=$(cat "/proc/$nspawn/task/$nspawn/children" 2>/dev/null) || return 1
+  for child in $children; do
     if [ "$(cat "/proc/$child/comm" 2>/dev/null)" = systemd ]; then
       echo "$child"
       return 0

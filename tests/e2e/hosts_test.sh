@@ -7,6 +7,9 @@
 #
 # Usage (as root): hosts_test.sh BUILD_DIR. Exit 77 (skipped) without root or systemd-nspawn.
 # Every wait is bounded; every host is torn down by its recorded PIDs on exit, also on failure.
+# Environment: E2E_FIRST_HOST (default 11: the hosts are 127.0.0.11-14), E2E_PACKAGE_SCRIPT
+# (default scripts/package.sh BUILD_DIR OUT_DIR). Lines starting with FINDING: report behaviour
+# that works but should be better; EXPOSURE: is systemd-analyze's score of the shipped unit.
 set -eEuo pipefail
 
 BUILD=$(cd "${1:?usage: hosts_test.sh BUILD_DIR}" && pwd)
