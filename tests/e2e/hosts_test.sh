@@ -273,6 +273,10 @@ want=${want% }
 got=$(fleet --endpoints "${ADDR[m4]}:2379" get k- --prefix --keys-only --consistency=s | grep . |
   paste -sd' ')
 [ "$got" = "$want" ] || die "keys on m4: got '$got', want '$want'"
+m2_has_every_key() {
+  [ "$(fleet --endpoints "${ADDR[m2]}:2379" get k- --prefix --keys-only --consistency=s |
+    grep . | paste -sd' ')" = "$want" ]
+}
 echo "all 11 keys present on m4 (${ADDR[m4]}:2379)" >&2
 # The agents' view: m4's agent reports its member as a voter (it was started as a learner).
 m4_votes() { fleet status | grep -E '\| +m4 \|[^|]+\| +(leader|follower) \| +running \|'; }
@@ -344,6 +348,11 @@ wait_for "m2: the wiped agent waits for a bootstrap plan" 30 \
          grep -F 'waiting for a bootstrap plan'"
 show fleet agent status --host "${ADDR[m2]}" >&2
 [ "$(voters)" = m1,m3,m4 ] || die "voters changed while m2 was wiped: '$(voters)'"
+# The wiped agent takes a new member: m2 joins again (learner, then promoted), with every key.
+show fleet member add --host "${ADDR[m2]}" >&2 || die "member add --host ${ADDR[m2]} failed"
+[ "$(voters)" = m1,m2,m3,m4 ] || die "expected voters m1,m2,m3,m4 after m2 joined, got '$(voters)'"
+wait_for "m2's new member has every key" 30 m2_has_every_key
+echo "m2 is a voter again, with all 11 keys on ${ADDR[m2]}:2379" >&2
 # etcd inherits NOTIFY_SOCKET from the agent and sends its own READY=1, which systemd refuses
 # (NotifyAccess=main); harmless, but noise in every journal.
 if grep -m 1 -F 'Got notification message from PID' <<<"$journal" | sed 's/^/m2| /' >&2
