@@ -19,6 +19,7 @@
 #include <thread>
 
 #include "agentclient/agent_client.hpp"
+#include "common/encoding.hpp"
 #include "etcd/client.hpp"
 #include "etcd/etcdserverpb/rpc.grpc.pb.h"
 #include "fleetctl/commands/bootstrap_plan.hpp"
@@ -36,12 +37,6 @@ constexpr int kSteps = 5;
 
 std::string step(int n, std::string_view what) {
   return "[" + std::to_string(n) + "/" + std::to_string(kSteps) + "] " + std::string(what);
-}
-
-std::string hexId(std::uint64_t id) {
-  char buf[17];
-  std::snprintf(buf, sizeof buf, "%lx", static_cast<unsigned long>(id));
-  return buf;
 }
 
 std::string joinList(const std::vector<std::string>& items) {

@@ -19,18 +19,6 @@ namespace {
 
 using namespace std::chrono_literals;
 
-std::string phaseName(v1::MemberPhase p) {
-  switch (p) {
-    case v1::MEMBER_PHASE_WAITING: return "waiting";
-    case v1::MEMBER_PHASE_STARTING: return "starting";
-    case v1::MEMBER_PHASE_RUNNING: return "running";
-    case v1::MEMBER_PHASE_LEARNER: return "learner";
-    case v1::MEMBER_PHASE_STOPPED: return "stopped";
-    case v1::MEMBER_PHASE_CRASH_LOOPING: return "crash-looping";
-    default: return "unknown";
-  }
-}
-
 // "http://127.0.0.11:2380" -> "127.0.0.11"
 std::string hostOfUrl(const std::string& url) {
   auto start = url.find("://");
@@ -93,7 +81,7 @@ CommandResult runStatus(Context& ctx) {
     if (s) {
       r.reachable = true;
       if (s->member_id() != 0) r.id = s->member_id();
-      r.state = phaseName(s->phase());
+      r.state = memberPhaseName(s->phase());
       r.role = !s->healthy()                            ? "-"
                : s->phase() == v1::MEMBER_PHASE_LEARNER ? "learner"
                : s->is_leader()                         ? "leader"

@@ -2,19 +2,13 @@
 
 #include <cstdio>
 
+#include "common/encoding.hpp"
 #include "fleetctl/output/format.hpp"
 #include "fleetctl/output/json.hpp"
 #include "fleetctl/output/table.hpp"
 
 namespace etcdagent::fleet {
 namespace {
-
-std::string hexId(std::uint64_t id) {
-  if (id == 0) return "-";
-  char buf[17];
-  std::snprintf(buf, sizeof buf, "%lx", static_cast<unsigned long>(id));
-  return buf;
-}
 
 // Numbers that only a reachable, running member knows: "-" otherwise, never a misleading 0.
 std::string known(const StatusRow& r, std::uint64_t v) {
@@ -32,7 +26,7 @@ std::string renderStatusTable(const std::vector<StatusRow>& rows) {
            "DB SIZE / IN USE", "RESTARTS", "AUTOSTART", "LAST SNAPSHOT"});
   for (const auto& r : rows) {
     const bool running = r.reachable && (r.raft_term != 0 || r.revision != 0);
-    t.addRow({dash(r.host), dash(r.name), hexId(r.id), dash(r.role), dash(r.state),
+    t.addRow({dash(r.host), dash(r.name), r.id ? hexId(r.id) : "-", dash(r.role), dash(r.state),
               known(r, r.raft_term), known(r, r.raft_index),
               known(r, static_cast<std::uint64_t>(r.revision)),
               running ? humanizeBytes(static_cast<std::uint64_t>(r.db_size)) + " / " +
