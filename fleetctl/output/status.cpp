@@ -1,7 +1,5 @@
 #include "fleetctl/output/status.hpp"
 
-#include <cstdio>
-
 #include "common/encoding.hpp"
 #include "fleetctl/output/format.hpp"
 #include "fleetctl/output/json.hpp"
