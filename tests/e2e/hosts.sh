@@ -37,12 +37,29 @@ hosts_since() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - 
 
 hosts_log() { printf '[%s] %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
 
+HOSTS_WATCHDOG_PID=""
+
+# hosts_init [DEADLINE_SECONDS]: with a deadline, a watchdog cuts every host off when it passes
+# (a command blocked inside a host then fails) and ends the script with SIGTERM, whose trap tears
+# down; a test runner's own timeout would SIGKILL the script and leave the hosts behind.
 hosts_init() {
   HOSTS_DIR=$(mktemp -d /tmp/etcd-agent-e2e.XXXXXX)
   mkdir -p "$HOSTS_DIR/hosts"
   trap hosts_teardown EXIT
   trap 'exit 130' INT
   trap 'exit 143' TERM
+  if [ -n "${1:-}" ]; then
+    (
+      trap 'kill "$sleeper" 2>/dev/null; exit 0' TERM
+      sleep "$1" &
+      sleeper=$!
+      wait "$sleeper"
+      hosts_log "deadline of $1 s passed: cutting every host off"
+      for d in "$HOSTS_DIR"/hosts/*/; do host_kill "$(basename "$d")" || true; done
+      kill -TERM $$
+    ) &
+    HOSTS_WATCHDOG_PID=$!
+  fi
 }
 
 host_dir() { echo "$HOSTS_DIR/hosts/$1"; }
@@ -241,6 +258,10 @@ host_kill() {
 hosts_teardown() {
   local rc=$? d name busy=0
   trap - EXIT INT TERM
+  if [ -n "$HOSTS_WATCHDOG_PID" ]; then
+    kill -TERM "$HOSTS_WATCHDOG_PID" 2>/dev/null || true
+    wait "$HOSTS_WATCHDOG_PID" 2>/dev/null || true
+  fi
   [ -n "$HOSTS_DIR" ] && [ -d "$HOSTS_DIR/hosts" ] || exit "$rc"
   for d in "$HOSTS_DIR"/hosts/*/; do
     name=$(basename "$d")

@@ -90,7 +90,8 @@ status_names_role() {
 # Voting members as etcd reports them, "name" per line, sorted.
 voters() { fleet member list | awk -F', ' '$6 == "false" { print $3 }' | sort | paste -sd,; }
 
-hosts_init
+# Within ctest's TIMEOUT (900 s), so that the teardown always runs.
+hosts_init "${E2E_DEADLINE:-840}"
 mkdir -p "$HOSTS_DIR/dist" "$HOSTS_DIR/operator" "$HOSTS_DIR/bin"
 # The operator's etcd-fleet: a copy, so that a rebuild of the build tree during the test cannot
 # swap the binary under it.
