@@ -8,40 +8,20 @@
 #include <charconv>
 #include <cstdio>
 
+#include "common/encoding.hpp"
+
 namespace etcdagent::agent {
 namespace {
 
-std::string jsonString(std::string_view s) {
-  std::string out = "\"";
-  for (char c : s) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(c));
-          out += buf;
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out + "\"";
-}
-
 std::string leafJson(const std::string& key, const std::string& value, std::uint64_t index) {
   const std::string i = std::to_string(index);
-  return "{\"key\":" + jsonString(key) + ",\"value\":" + jsonString(value) +
+  return "{\"key\":" + jsonQuote(key) + ",\"value\":" + jsonQuote(value) +
          ",\"modifiedIndex\":" + i + ",\"createdIndex\":" + i + "}";
 }
 
 std::string dirJson(const std::string& key, const std::vector<std::string>& nodes,
                     std::uint64_t index) {
-  std::string out = "{\"key\":" + jsonString(key) + ",\"dir\":true";
+  std::string out = "{\"key\":" + jsonQuote(key) + ",\"dir\":true";
   if (!nodes.empty()) {
     out += ",\"nodes\":[";
     for (std::size_t i = 0; i < nodes.size(); ++i) out += (i ? "," : "") + nodes[i];
@@ -52,7 +32,7 @@ std::string dirJson(const std::string& key, const std::vector<std::string>& node
 }
 
 std::string actionJson(const std::string& action, const std::string& node) {
-  return "{\"action\":" + jsonString(action) + ",\"node\":" + node + "}";
+  return "{\"action\":" + jsonQuote(action) + ",\"node\":" + node + "}";
 }
 
 int hexValue(char c) {
@@ -151,8 +131,8 @@ std::string randomDiscoveryToken() {
 DiscoveryResponse discoveryError(int status, int code, const std::string& message,
                                  const std::string& cause, std::uint64_t index) {
   return {status,
-          "{\"errorCode\":" + std::to_string(code) + ",\"message\":" + jsonString(message) +
-              ",\"cause\":" + jsonString(cause) + ",\"index\":" + std::to_string(index) + "}",
+          "{\"errorCode\":" + std::to_string(code) + ",\"message\":" + jsonQuote(message) +
+              ",\"cause\":" + jsonQuote(cause) + ",\"index\":" + std::to_string(index) + "}",
           index};
 }
 

@@ -5,18 +5,10 @@
 #include <memory>
 
 #include "agent/bootstrap/discovery_store.hpp"
+#include "common/duration.hpp"
 
 namespace etcdagent::agent {
 namespace {
-
-std::string nowRfc3339() {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
 
 HttpResponse toHttp(const DiscoveryResponse& r) {
   HttpResponse out;

@@ -15,6 +15,7 @@
 
 #include "agent/bootstrap/state_store.hpp"
 #include "agent/supervisor/etcd_flags.hpp"
+#include "common/duration.hpp"
 #include "common/version.hpp"
 #include "membership/membership.hpp"
 
@@ -50,15 +51,6 @@ bool sameTarget(const v1::Plan& a, const v1::Plan& b) {
 bool isEmptyDir(const std::string& path) {
   std::error_code ec;
   return !fs::exists(path, ec) || fs::is_empty(path, ec);
-}
-
-std::string nowRfc3339() {
-  auto t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
 }
 
 }  // namespace

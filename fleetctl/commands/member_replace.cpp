@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "agentclient/agent_client.hpp"
+#include "common/duration.hpp"
 #include "fleetctl/cli/interrupt.hpp"
 #include "fleetctl/commands/replace_journal.hpp"
 #include "fleetctl/inventory/inventory.hpp"
@@ -29,15 +30,6 @@ constexpr Duration kAgentChangeTimeout = 60s;
 // A reachability probe of an agent that may be on a dead host.
 constexpr Duration kAgentProbeTimeout = 5s;
 constexpr std::chrono::milliseconds kHealthTimeout = 2s;
-
-std::string nowRfc3339() {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
 
 // "http://h:2379" -> "h:2379"
 std::string hostPort(const std::string& url) {

@@ -2,6 +2,7 @@
 
 #include <array>
 #include <cstdint>
+#include <ctime>
 #include <utility>
 
 namespace etcdagent {
@@ -119,6 +120,15 @@ std::string formatDuration(Duration d) {
     if (hours > 0) out = std::to_string(hours) + "h" + out;
   }
   return sign + out;
+}
+
+std::string nowRfc3339() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
 }
 
 }  // namespace etcdagent

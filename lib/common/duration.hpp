@@ -18,4 +18,7 @@ Result<Duration> parseDuration(std::string_view text);
 // Formats like Go's time.Duration.String(): "5s", "1m30s", "1.5s", "250ms", "0s".
 std::string formatDuration(Duration d);
 
+// The current UTC time as RFC 3339 ("2026-11-30T05:32:53Z"), for timestamps kept in state files.
+std::string nowRfc3339();
+
 }  // namespace etcdagent

@@ -38,31 +38,11 @@ bool waiting(const v1::AgentStatus& s) {
   return s.phase() == v1::MEMBER_PHASE_WAITING;
 }
 
-// A new channel to the agent (see waitAgent).
+// A new channel to the agent (see AgentHarness::waitFor).
 AgentClient fresh(AgentHarness& agent) {
   auto client = AgentClient::connect(agent.client().address(), 10s);
   if (!client) throw std::runtime_error(client.error().message);
   return std::move(*client);
-}
-
-// Polls GetStatus (every 100 ms, at most `timeout`) on a fresh channel each time: a channel made
-// before the agent listened can sit in gRPC's reconnect backoff for longer than the test waits.
-v1::AgentStatus waitAgent(AgentHarness& agent,
-                          const std::function<bool(const v1::AgentStatus&)>& done,
-                          std::chrono::milliseconds timeout) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  v1::AgentStatus last;
-  while (std::chrono::steady_clock::now() < deadline) {
-    auto client = AgentClient::connect(agent.client().address(), 2s);
-    if (client) {
-      if (auto s = client->status()) {
-        last = *s;
-        if (done(last)) return last;
-      }
-    }
-    std::this_thread::sleep_for(100ms);
-  }
-  return last;
 }
 
 std::string readFile(const std::string& path) {
@@ -83,13 +63,13 @@ class Fleet {
       initial += (initial.empty() ? "" : ",") + a->options().name + "=" + a->peerUrl();
     }
     for (auto& a : agents_) {
-      auto s = waitAgent(*a, waiting, 15s);
+      auto s = a->waitFor(waiting, 15s);
       if (!waiting(s)) throw std::runtime_error("agent " + a->options().name + " did not start");
       auto applied = fresh(*a).applyPlan(a->plan(v1::PLAN_MODE_NEW, initial));
       if (!applied) throw std::runtime_error(applied.error().message);
     }
     for (auto& a : agents_) {
-      auto s = waitAgent(*a, running, 30s);
+      auto s = a->waitFor(running, 30s);
       if (!running(s)) throw std::runtime_error(a->options().name + ": " + s.DebugString());
     }
     writeInventory();
@@ -166,7 +146,7 @@ TEST(Membership, MemberAddHostJoinsALearnerThenPromotesItAndReRunsSayAlreadyRegi
   Fleet f(31, 3);
   AgentHarness& m4 = f.addAgent();
   m4.start();
-  ASSERT_TRUE(waiting(waitAgent(m4, waiting, 15s))) << readFile(m4.logPath());
+  ASSERT_TRUE(waiting(m4.waitFor(waiting, 15s))) << readFile(m4.logPath());
 
   const auto started = std::chrono::steady_clock::now();
   auto r = f.fleet({"member", "add", "--host", m4.client().address()});
@@ -187,7 +167,7 @@ TEST(Membership, MemberAddHostJoinsALearnerThenPromotesItAndReRunsSayAlreadyRegi
   const auto* added = membership::findByName(ms, "m4");
   ASSERT_NE(added, nullptr);
   EXPECT_EQ(added->peer_urls, std::vector<std::string>{m4.peerUrl()});
-  auto s = waitAgent(m4, running, 30s);
+  auto s = m4.waitFor(running, 30s);
   EXPECT_TRUE(running(s)) << s.DebugString();
   EXPECT_EQ(s.plan_mode(), v1::PLAN_MODE_LEARNER);  // it joined with the learner plan
 
@@ -220,7 +200,7 @@ TEST(Membership, BootstrapJoinInTheAgentConfigEndsAsAPromotedVoter) {
       f.addAgent("[bootstrap]\njoin = \"" + f.clientUrl(0) + "," + f.clientUrl(1) + "\"\n");
   const auto started = std::chrono::steady_clock::now();
   m4.start();
-  auto s = waitAgent(m4, running, 60s);
+  auto s = m4.waitFor(running, 60s);
   ASSERT_TRUE(running(s)) << s.DebugString() << readFile(m4.logPath());
   std::cout << "[ figure   ] [bootstrap] join: agent start to healthy voter in "
             << std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -243,7 +223,7 @@ TEST(Membership, BootstrapJoinInTheAgentConfigEndsAsAPromotedVoter) {
   // An agent restart resumes instead of adding the member again.
   m4.stop();
   m4.start();
-  s = waitAgent(m4, running, 60s);
+  s = m4.waitFor(running, 60s);
   ASSERT_TRUE(running(s)) << s.DebugString();
   EXPECT_EQ(f.members().size(), 4u);
   EXPECT_NE(readFile(m4.logPath()).find("already registered in the cluster as member"),
@@ -263,7 +243,7 @@ TEST(Membership, ASecondLearnerIsRefusedWithTheReasonAndTheJoinerRetriesLater) {
 
   AgentHarness& m2 = f.addAgent();
   m2.start();
-  ASSERT_TRUE(waiting(waitAgent(m2, waiting, 15s)));
+  ASSERT_TRUE(waiting(m2.waitFor(waiting, 15s)));
   auto r = f.fleet({"member", "add", "--host", m2.client().address()});
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
   EXPECT_NE(r.err.find("learner " + ghost_id), std::string::npos) << r.err;
@@ -275,8 +255,7 @@ TEST(Membership, ASecondLearnerIsRefusedWithTheReasonAndTheJoinerRetriesLater) {
   // An agent joining by config is refused too, says so in GetStatus, and retries.
   AgentHarness& m3 = f.addAgent("[bootstrap]\njoin = \"" + f.clientUrl(0) + "\"\n");
   m3.start();
-  auto s = waitAgent(
-      m3, [](const auto& st) { return !st.last_error().empty(); }, 30s);
+  auto s = m3.waitFor([](const auto& st) { return !st.last_error().empty(); }, 30s);
   EXPECT_NE(s.last_error().find("is pending"), std::string::npos) << s.DebugString();
   EXPECT_NE(s.last_error().find("retrying in"), std::string::npos) << s.DebugString();
   EXPECT_EQ(s.phase(), v1::MEMBER_PHASE_WAITING);
@@ -287,7 +266,7 @@ TEST(Membership, ASecondLearnerIsRefusedWithTheReasonAndTheJoinerRetriesLater) {
   EXPECT_TRUE(rm.out.starts_with("Member ")) << rm.out;
   EXPECT_NE(rm.out.find(" removed from cluster "), std::string::npos) << rm.out;
   EXPECT_EQ(rm.out.find('\n'), rm.out.size() - 1) << rm.out;  // one line, as etcdctl prints
-  s = waitAgent(m3, running, 60s);
+  s = m3.waitFor(running, 60s);
   EXPECT_TRUE(running(s)) << s.DebugString();
   EXPECT_EQ(voters(f.members()), 2u);
 }
@@ -302,7 +281,7 @@ TEST(Membership, RemoveWipesTheMemberOnItsAgentAndRefusesToBreakQuorum) {
   auto ms = f.members();
   EXPECT_EQ(ms.size(), 2u);
   EXPECT_EQ(membership::findByName(ms, "m2"), nullptr);
-  auto wiped = waitAgent(f.agent(1), waiting, 15s);
+  auto wiped = f.agent(1).waitFor(waiting, 15s);
   EXPECT_TRUE(waiting(wiped)) << wiped.DebugString();
   EXPECT_FALSE(std::filesystem::exists(f.agent(1).dataRoot() + "/m2/data"));
   EXPECT_EQ(f.inventory().find("m2"), nullptr);
@@ -352,13 +331,12 @@ TEST(Membership, RemoveOfAMemberWhoseAgentIsUnreachableReportsItStaleUntilReRun)
 
   // The host is back: re-running wipes it and forgets it.
   m3.start();
-  waitAgent(
-      m3, [](const auto& st) { return st.phase() != v1::MEMBER_PHASE_UNSPECIFIED; }, 15s);
+  m3.waitFor([](const auto& st) { return st.phase() != v1::MEMBER_PHASE_UNSPECIFIED; }, 15s);
   auto again = f.fleet({"member", "remove", "m3"});
   EXPECT_EQ(again.exit_code, 0) << again.out << again.err;
   EXPECT_NE(again.out.find("is not in the cluster any more"), std::string::npos) << again.out;
   EXPECT_NE(again.out.find("stopped and its data wiped"), std::string::npos) << again.out;
-  EXPECT_TRUE(waiting(waitAgent(m3, waiting, 15s)));
+  EXPECT_TRUE(waiting(m3.waitFor(waiting, 15s)));
   EXPECT_EQ(f.inventory().find("m3"), nullptr);
 }
 

@@ -18,25 +18,6 @@ namespace {
 using namespace std::chrono_literals;
 using ::testing::HasSubstr;
 
-// GetStatus on a fresh channel per attempt (an agent that was down leaves the harness's channel
-// in gRPC's reconnect backoff), every 200 ms for at most `timeout`.
-v1::AgentStatus waitAgent(AgentHarness& agent,
-                          const std::function<bool(const v1::AgentStatus&)>& done,
-                          std::chrono::milliseconds timeout) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  v1::AgentStatus last;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (auto client = AgentClient::connect(agent.client().address(), 2s)) {
-      if (auto s = client->status()) {
-        last = *s;
-        if (done(last)) return last;
-      }
-    }
-    std::this_thread::sleep_for(200ms);
-  }
-  return last;
-}
-
 TEST(RemovedMember, TheAgentStopsRestartingItAndAgentWipeGivesTheAgentBack) {
   FleetHarness fleet({.size = 3, .first_host = 21});
   fleet.startAll();
@@ -62,8 +43,8 @@ TEST(RemovedMember, TheAgentStopsRestartingItAndAgentWipeGivesTheAgentBack) {
 
   // The host comes back: the agent starts m3 from its data, and etcd learns it was removed.
   fleet.start({2});
-  auto s = waitAgent(
-      m3, [](const v1::AgentStatus& st) { return st.phase() == v1::MEMBER_PHASE_REMOVED; }, 60s);
+  auto s = m3.waitFor(
+      [](const v1::AgentStatus& st) { return st.phase() == v1::MEMBER_PHASE_REMOVED; }, 60s);
   ASSERT_EQ(s.phase(), v1::MEMBER_PHASE_REMOVED) << s.DebugString();
   EXPECT_THAT(s.status_line(), HasSubstr("member m3 · removed from cluster etcd-fleet-"));
   EXPECT_THAT(s.status_line(), HasSubstr("etcd-fleet agent wipe --host " + m3_agent));
@@ -71,8 +52,7 @@ TEST(RemovedMember, TheAgentStopsRestartingItAndAgentWipeGivesTheAgentBack) {
   EXPECT_EQ(s.etcd_pid(), 0);
   // ... and it is not restarted: the restart backoff (1 s) passes without a new etcd.
   std::this_thread::sleep_for(2500ms);
-  auto later = waitAgent(
-      m3, [](const v1::AgentStatus&) { return true; }, 10s);
+  auto later = m3.waitFor([](const v1::AgentStatus&) { return true; }, 10s);
   EXPECT_EQ(later.phase(), v1::MEMBER_PHASE_REMOVED);
   EXPECT_EQ(later.etcd_pid(), 0);
   EXPECT_EQ(later.restart_count(), s.restart_count());
@@ -84,8 +64,8 @@ TEST(RemovedMember, TheAgentStopsRestartingItAndAgentWipeGivesTheAgentBack) {
   EXPECT_EQ(wipe.exit_code, 0) << wipe.out << wipe.err;
   EXPECT_THAT(wipe.out, HasSubstr("member m3"));
   EXPECT_THAT(wipe.out, HasSubstr("wiped"));
-  auto after = waitAgent(
-      m3, [](const v1::AgentStatus& st) { return st.phase() == v1::MEMBER_PHASE_WAITING; }, 30s);
+  auto after = m3.waitFor(
+      [](const v1::AgentStatus& st) { return st.phase() == v1::MEMBER_PHASE_WAITING; }, 30s);
   EXPECT_EQ(after.phase(), v1::MEMBER_PHASE_WAITING);
 
   // The two members left never noticed more than a removal.

@@ -74,10 +74,13 @@ v1::AgentStatus AgentHarness::waitFor(const std::function<bool(const v1::AgentSt
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   v1::AgentStatus last;
   while (std::chrono::steady_clock::now() < deadline) {
-    auto s = client_.status();
-    if (s) {
-      last = *s;
-      if (done(last)) return last;
+    // A fresh channel per attempt: a channel that dialled while the agent was down can sit in
+    // gRPC's reconnect backoff (1 s, 1.6 s, 2.6 s, ...) for longer than the test waits.
+    if (auto client = AgentClient::connect(client_.address(), std::chrono::seconds(2))) {
+      if (auto s = client->status()) {
+        last = *s;
+        if (done(last)) return last;
+      }
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }

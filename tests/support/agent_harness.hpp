@@ -48,7 +48,8 @@ class AgentHarness {
   // A single-member (or given) static plan for this agent.
   [[nodiscard]] v1::Plan plan(v1::PlanMode mode, const std::string& initial_cluster = "") const;
 
-  // Polls GetStatus (every 100 ms, at most `timeout`) until `done` holds; returns the last status.
+  // Polls GetStatus (every 100 ms, on a fresh channel each time, at most `timeout`) until `done`
+  // holds; returns the last status.
   v1::AgentStatus waitFor(const std::function<bool(const v1::AgentStatus&)>& done,
                           std::chrono::milliseconds timeout = std::chrono::seconds(30));
 
