@@ -320,6 +320,11 @@ grep -F 'the member has been permanently removed from the cluster' <<<"$journal"
 [ "$(voters)" = m1,m3,m4 ] || die "voters changed after m2 came back: '$(voters)'"
 show fleet member list >&2
 show fleet status >&2
+# How many lines etcd wrote after saying so, per run of it: the agent sees its last 20 lines.
+after=$(awk '/permanently removed from the cluster/ { n = 0; on = 1; next }
+             on && /restarting in|not restarting/ { printf "%d ", n; on = 0; next }
+             on { n++ }' <<<"$journal")
+echo "m2: lines etcd logged after 'permanently removed from the cluster', per run: ${after:-?}" >&2
 if grep -E ', removed,' <<<"$state" >/dev/null; then
   # The agent recognised the removal and says how to wipe it: do exactly what it says.
   wipe=$(grep -oE 'etcd-fleet agent wipe --host [0-9.:]+' <<<"$state") ||
