@@ -12,6 +12,7 @@
 #include <boost/asio/read_until.hpp>
 #include <cerrno>
 #include <cstring>
+#include <string_view>
 
 #include "common/file_util.hpp"
 
@@ -41,6 +42,19 @@ Result<std::shared_ptr<ChildProcess>> ChildProcess::spawn(boost::asio::io_contex
   std::vector<char*> argv;
   for (const auto& a : spec.argv) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
+  // The agent's environment minus what systemd handed to the agent alone: with NOTIFY_SOCKET etcd
+  // would send its own sd_notify messages to the agent's unit (systemd rejects them, and logs so).
+  std::vector<char*> env;
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string_view var(*e);
+    if (var.starts_with("NOTIFY_SOCKET=") || var.starts_with("WATCHDOG_USEC=") ||
+        var.starts_with("WATCHDOG_PID=") || var.starts_with("LISTEN_FDS=") ||
+        var.starts_with("LISTEN_PID=") || var.starts_with("LISTEN_FDNAMES=")) {
+      continue;
+    }
+    env.push_back(*e);
+  }
+  env.push_back(nullptr);
   const pid_t parent = getpid();
 
   pid_t pid = fork();
@@ -62,7 +76,7 @@ Result<std::shared_ptr<ChildProcess>> ChildProcess::spawn(boost::asio::io_contex
     dup2(out[1], 2);
     syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC);
     for (int fd : spec.inherit_fds) fcntl(fd, F_SETFD, 0);
-    execve(argv[0], argv.data(), environ);
+    execve(argv[0], argv.data(), env.data());
     int e = errno;
     ssize_t ignored = write(err_pipe[1], &e, sizeof e);
     (void)ignored;

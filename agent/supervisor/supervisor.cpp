@@ -197,6 +197,7 @@ void Supervisor::launch() {
   head_.clear();
   tail_.clear();
   run_lines_ = 0;
+  removed_from_cluster_ = false;
   log_.agent(LOG_INFO,
              "started etcd (pid " + std::to_string(child_->pid()) + "): " + shellJoin(*argv));
   prober_ = std::make_unique<HealthProber>(io_, probeEndpoint());
@@ -213,6 +214,10 @@ std::string Supervisor::probeEndpoint() const {
 
 void Supervisor::onLine(const std::string& line) {
   log_.line(line);
+  // Noted as it streams by: etcd logs a varying number of shutdown lines after it.
+  if (line.find("permanently removed from the cluster") != std::string::npos) {
+    removed_from_cluster_ = true;
+  }
   if (head_.size() < kHeadLines) head_.push_back(line);
   ++run_lines_;
   tail_.push_back(line);
@@ -235,10 +240,7 @@ void Supervisor::onExit(ExitStatus st) {
   }
   // A member removed from its cluster (by `member remove` or `member replace` while its host was
   // down) learns so from its peers and exits: restarting it would only repeat that.
-  const auto removed = [](const std::string& line) {
-    return line.find("permanently removed from the cluster") != std::string::npos;
-  };
-  if (std::ranges::any_of(tail_, removed) || std::ranges::any_of(head_, removed)) {
+  if (removed_from_cluster_) {
     last_error_ =
         "member " + config_.member.name +
         (state_ && state_->member_id() ? " (" + membership::hexId(state_->member_id()) + ")" : "") +

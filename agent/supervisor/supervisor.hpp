@@ -93,6 +93,8 @@ class Supervisor {
   std::vector<std::string> head_;
   std::size_t run_lines_ = 0;
   std::deque<std::string> tail_;
+  // This run's etcd said its member was removed from the cluster (then it exits; see onExit).
+  bool removed_from_cluster_ = false;
   std::string last_error_;
   unsigned restarts_ = 0;
   bool stopping_ = false;

@@ -80,6 +80,26 @@ TEST(Agent, StartsASingleMemberFromAPlanAndServesIt) {
       << refused.error().message;
 }
 
+// systemd's NOTIFY_SOCKET and WATCHDOG_* are the agent's alone: etcd would otherwise send its own
+// notifications to the agent's unit, which systemd rejects (and logs at every start).
+TEST(Agent, EtcdDoesNotInheritTheAgentsNotifySocket) {
+  TempDir dir;
+  AgentHarness agent(dir.path(), {});
+  ::setenv("NOTIFY_SOCKET", (dir.path() + "/no-such-notify-socket").c_str(), 1);
+  ::setenv("WATCHDOG_USEC", "30000000", 1);
+  startWithPlan(agent);
+  ::unsetenv("NOTIFY_SOCKET");
+  ::unsetenv("WATCHDOG_USEC");
+  auto s = agent.waitFor(running);
+  ASSERT_TRUE(running(s)) << s.DebugString();
+  std::ifstream in("/proc/" + std::to_string(s.etcd_pid()) + "/environ");
+  std::string environ((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ASSERT_FALSE(environ.empty());
+  EXPECT_EQ(environ.find("NOTIFY_SOCKET="), std::string::npos);
+  EXPECT_EQ(environ.find("WATCHDOG_USEC="), std::string::npos);
+  EXPECT_NE(environ.find("PATH="), std::string::npos);  // the rest of the environment is passed on
+}
+
 TEST(Agent, RestartsEtcdAfterKill9WithDataIntact) {
   TempDir dir;
   AgentHarness agent(dir.path(), {});
