@@ -110,7 +110,15 @@ CommandResult runStatus(Context& ctx) {
       if (row) {
         row->in_cluster = true;
         row->id = mm.id();
-        if (mm.islearner()) row->role = "learner";
+        // The member list is current; an agent's view is as old as its last health check (up
+        // to 5 s), so a member promoted since then still looks like a learner there.
+        if (mm.islearner()) {
+          row->role = "learner";
+        } else if (row->role == "learner") {
+          row->role = "follower";
+          if (row->state == memberPhaseName(v1::MEMBER_PHASE_LEARNER))
+            row->state = memberPhaseName(v1::MEMBER_PHASE_RUNNING);
+        }
         continue;
       }
       StatusRow r;
