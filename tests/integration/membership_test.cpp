@@ -237,7 +237,8 @@ TEST(Membership, ASecondLearnerIsRefusedWithTheReasonAndTheJoinerRetriesLater) {
   auto pending = etcdctl(f.agent(0).clientEndpoint(),
                          {"member", "add", "ghost", "--learner", "--peer-urls=" + ghost});
   ASSERT_EQ(pending.exit_code, 0) << pending.err;
-  const auto* g = membership::findByPeerUrl(f.members(), ghost);
+  const auto with_ghost = f.members();  // g points into it
+  const auto* g = membership::findByPeerUrl(with_ghost, ghost);
   ASSERT_NE(g, nullptr);
   const std::string ghost_id = membership::hexId(g->id);
 
