@@ -6,45 +6,13 @@ SRC=$2
 AGENT="$BUILD/agent/etcd-agent"
 FLEET="$BUILD/fleetctl/etcd-fleet"
 WORK=$(mktemp -d /tmp/etcd-agent-sd-tpl.XXXXXX)
-SD_PID=""
-DBUS_PID=""
-failures=0
-passes=0
 NAMES=(m1 m2 m3)
-
-cleanup() {
-  set +e
-  if [ -n "$SD_PID" ]; then
-    for n in "${NAMES[@]}"; do systemctl --user stop "etcd-agent@$n.service" >/dev/null 2>&1; done
-    kill "$SD_PID" 2>/dev/null && wait "$SD_PID" 2>/dev/null
-  fi
-  [ -n "$DBUS_PID" ] && kill "$DBUS_PID" 2>/dev/null
-  rm -rf "$WORK"
+stop_units() {
+  for n in "${NAMES[@]}"; do systemctl --user stop "etcd-agent@$n.service" >/dev/null 2>&1; done
 }
-trap cleanup EXIT
-
-check() {  # check NAME COMMAND...: runs COMMAND, counts a failure with NAME
-  if "${@:2}"; then echo "ok   - $1"; passes=$((passes + 1)); else echo "FAIL - $1"; failures=$((failures + 1)); fi
-}
-
-port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-
-mount -t tmpfs tmpfs /run/systemd
-mkdir -p /run/systemd/system
-export XDG_RUNTIME_DIR="$WORK/run" XDG_CONFIG_HOME="$WORK/config"
-mkdir -p "$XDG_RUNTIME_DIR" "$XDG_CONFIG_HOME/systemd/user"
-chmod 700 "$XDG_RUNTIME_DIR"
-export DBUS_SESSION_BUS_ADDRESS="unix:path=$XDG_RUNTIME_DIR/bus"
-DBUS_PID=$(dbus-daemon --session --address="$DBUS_SESSION_BUS_ADDRESS" --fork --print-pid)
-/lib/systemd/systemd --user >"$WORK/systemd.log" 2>&1 &
-SD_PID=$!
-state=""
-for _ in $(seq 1 100); do
-  state=$(systemctl --user is-system-running 2>/dev/null || true)
-  [ "$state" = running ] || [ "$state" = degraded ] && break
-  sleep 0.1
-done
-check "user manager is running ($state)" test "$state" = running -o "$state" = degraded
+# shellcheck source=user_manager_lib.sh
+source "$(dirname "$0")/user_manager_lib.sh"
+start_user_manager
 
 # The real template, minus what needs a system manager.
 sed -e "s|^ExecStart=/usr/bin/etcd-agent --config /etc/etcd-agent/%i.toml|ExecStart=$AGENT --config $WORK/etc/%i.toml|" \
