@@ -95,6 +95,12 @@ std::string describe(const MemberInfo& m) {
   return hexId(m.id) + " (not started yet, peer URLs " + joined(m.peer_urls) + ")";
 }
 
+Error notInCluster(std::uint64_t id) {
+  return Error{Errc::kNotFound, "member " + hexId(id) +
+                                    " is not in the cluster; `etcd-fleet member list` shows the "
+                                    "members"};
+}
+
 std::string plural(std::size_t n, const std::string& what) {
   return std::to_string(n) + " " + what + (n == 1 ? "" : "s");
 }
@@ -135,11 +141,7 @@ Result<void> checkNoPendingLearner(const std::vector<MemberInfo>& members) {
 Result<void> checkRemoveSafe(const std::vector<MemberInfo>& members,
                              const std::set<std::uint64_t>& healthy, std::uint64_t id) {
   const MemberInfo* target = findById(members, id);
-  if (!target) {
-    return fail(Errc::kNotFound, "member " + hexId(id) +
-                                     " is not in the cluster; `etcd-fleet member list` shows "
-                                     "the members");
-  }
+  if (!target) return fail(notInCluster(id));
   // A learner does not vote: removing it never changes a quorum. A member that never started
   // (no name, no client URLs) never acknowledged anything either: removing it cannot take a
   // healthy voter away, and it is how a botched add is undone (etcd 3.4's `member update` even
@@ -187,11 +189,7 @@ Result<void> checkRemoveSafe(const std::vector<MemberInfo>& members,
 Result<void> checkPromoteSafe(const std::vector<MemberInfo>& members,
                               const std::set<std::uint64_t>& healthy, std::uint64_t id) {
   const MemberInfo* target = findById(members, id);
-  if (!target) {
-    return fail(Errc::kNotFound, "member " + hexId(id) +
-                                     " is not in the cluster; `etcd-fleet member list` shows "
-                                     "the members");
-  }
+  if (!target) return fail(notInCluster(id));
   std::vector<const MemberInfo*> voters;
   for (const auto& m : members) {
     if (!m.is_learner || m.id == id) voters.push_back(&m);
