@@ -26,7 +26,7 @@ if ! command -v systemd-nspawn >/dev/null; then
   exit 77
 fi
 
-# shellcheck source=../e2e/hosts.sh
+# shellcheck source-path=SCRIPTDIR source=../e2e/hosts.sh
 source "$SRC/tests/e2e/hosts.sh"
 T0=$(date +%s.%N)
 fail() {
@@ -44,8 +44,16 @@ done
 extract() {
   local page=$1 out=$2
   awk -v out="$out/$page" '
-    /^```sh( |$)/ { n++; where = "operator"; if (match($0, /host=[a-z0-9,]+/)) where = substr($0, RSTART + 5, RLENGTH - 5)
-                    f = out "." n; print where > (f ".where"); close(f ".where"); printf "" > (f ".sh"); inblock = 1; next }
+    /^```sh( |$)/ {
+      n++
+      where = "operator"
+      if (match($0, /host=[a-z0-9,]+/)) where = substr($0, RSTART + 5, RLENGTH - 5)
+      f = out "." n
+      print where > (f ".where"); close(f ".where")
+      printf "" > (f ".sh")
+      inblock = 1
+      next
+    }
     /^```/ && inblock { inblock = 0; close(f ".sh"); next }
     inblock { print > (f ".sh") }
   ' "$GUIDE/$page"
@@ -64,7 +72,9 @@ done
 for f in "$WORK"/blocks/*.sh; do
   perl -pi -e 's/\b10\.0\.0\.([1-9])\b/"127.0.0." . (10 + $1)/ge' "$f"
   if foreign=$(grep -noE '\b([0-9]{1,3}\.){3}[0-9]{1,3}\b' "$f" | grep -vE ':127\.'); then
-    fail "$(basename "$f"): names an address outside 127.0.0.0/8 after the rewrite: $foreign"
+    block=$(basename "$f" .sh)
+    fail "docs/guide/${block%.*}, block ${block##*.}: names an address outside 127.0.0.0/8 and" \
+      "10.0.0.1-9 (line:address): $foreign; use 10.0.0.N for host mN"
   fi
 done
 nblocks=$(find "$WORK/blocks" -name '*.sh' | wc -l)
@@ -93,6 +103,7 @@ hosts_boot "${NAMES[@]}"
 # What a real host has and a test host of this machine's image has not: apt sources that reach
 # nothing (moved aside inside the overlay) and no Docker policy-rc.d (it forbids starting services).
 for name in "${NAMES[@]}"; do
+  # shellcheck disable=SC2016 # expanded inside the host
   host_run "$name" sh -ec '
     mkdir -p /etc/apt/sources.list.off
     for f in /etc/apt/sources.list /etc/apt/sources.list.d/*; do
