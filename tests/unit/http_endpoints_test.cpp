@@ -40,6 +40,17 @@ TEST(Metrics, ExposesPhaseHealthAndRestartsInPrometheusFormat) {
             std::string::npos);
 }
 
+TEST(Metrics, AMemberRemovedFromItsClusterIsUnhealthyAndHasItsOwnPhase) {
+  auto removed = status(v1::MEMBER_PHASE_REMOVED, false);
+  EXPECT_EQ(healthz(removed).status, 503);
+  auto r = metrics(removed);
+  EXPECT_NE(r.body.find("etcd_agent_member_phase{member=\"m1\",phase=\"removed\"} 1\n"),
+            std::string::npos)
+      << r.body;
+  EXPECT_NE(r.body.find("etcd_agent_member_phase{member=\"m1\",phase=\"crash_looping\"} 0\n"),
+            std::string::npos);
+}
+
 TEST(HttpServer, RoutesByLongestPrefixAndDecodesQueries) {
   boost::asio::io_context io;
   HttpServer server(io);
