@@ -3,6 +3,8 @@
 #include <grpcpp/create_channel.h>
 #include <grpcpp/support/channel_arguments.h>
 
+#include <algorithm>
+
 #include "etcd/endpoint.hpp"
 
 namespace etcdagent {
@@ -119,8 +121,12 @@ Result<v1::AgentStatus> AgentClient::removeMember() const {
 Result<std::string> AgentClient::setAutostart(bool enabled) const {
   v1::SetAutostartRequest req;
   req.set_enabled(enabled);
+  // The agent asks systemd over D-Bus to enable its unit file and reload: on the system bus
+  // polkit decides first (polkitd may be started on demand), and a daemon reload takes seconds on
+  // a busy host.
   auto r = call<v1::SetAutostartRequest, v1::SetAutostartResponse>(
-      "set autostart", req, &v1::Agent::Stub::SetAutostart, timeout_);
+      "set autostart", req, &v1::Agent::Stub::SetAutostart,
+      std::max<Duration>(timeout_, std::chrono::seconds(60)));
   if (!r) return fail(r.error());
   return r->autostart();
 }
