@@ -74,7 +74,7 @@ for f in "$WORK"/blocks/*.sh; do
   if foreign=$(grep -noE '\b([0-9]{1,3}\.){3}[0-9]{1,3}\b' "$f" | grep -vE ':127\.'); then
     block=$(basename "$f" .sh)
     fail "docs/guide/${block%.*}, block ${block##*.}: names an address outside 127.0.0.0/8 and" \
-      "10.0.0.1-9 (line:address): $foreign; use 10.0.0.N for host mN"
+      "the guide's host addresses (line:address): $foreign; name hosts as docs/guide/README.md says"
   fi
 done
 nblocks=$(find "$WORK/blocks" -name '*.sh' | wc -l)

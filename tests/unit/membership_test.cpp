@@ -147,10 +147,10 @@ TEST(Membership, FindsMembersByPeerUrlNameAndId) {
   auto ms = three();
   MemberInfo unstarted;
   unstarted.id = 9;
-  unstarted.peer_urls = {"http://127.0.0.9:2380", "http://10.0.0.9:2380"};
+  unstarted.peer_urls = {"http://127.0.0.9:2380", "http://127.0.0.19:2380"};
   ms.push_back(unstarted);
-  ASSERT_NE(findByPeerUrl(ms, "http://10.0.0.9:2380"), nullptr);
-  EXPECT_EQ(findByPeerUrl(ms, "http://10.0.0.9:2380")->id, 9u);
+  ASSERT_NE(findByPeerUrl(ms, "http://127.0.0.19:2380"), nullptr);
+  EXPECT_EQ(findByPeerUrl(ms, "http://127.0.0.19:2380")->id, 9u);
   EXPECT_EQ(findByPeerUrl(ms, "http://127.0.0.9:2381"), nullptr);
   ASSERT_NE(findByName(ms, "m2"), nullptr);
   EXPECT_EQ(findByName(ms, "m2")->id, 2u);
