@@ -362,6 +362,7 @@ v1::AgentStatus Supervisor::status() const {
   s.set_advertise_host(config_.member.advertise_host);
   s.set_data_dir(config_.dataDir());
   s.set_cluster_token(state_ ? state_->plan().cluster_token() : config_.cluster.token);
+  s.set_joining(!state_ && !config_.bootstrap.join.empty());
   if (state_) {
     s.set_member_id(health_.member_id ? health_.member_id : state_->member_id());
     s.set_plan_mode(state_->plan().mode());
@@ -404,7 +405,10 @@ std::string Supervisor::statusLine() const {
   const std::string member = "member " + config_.member.name;
   const std::string cluster = state_ ? state_->plan().cluster_token() : config_.cluster.token;
   switch (phase_) {
-    case v1::MEMBER_PHASE_WAITING: return "waiting for a bootstrap plan";
+    case v1::MEMBER_PHASE_WAITING:
+      if (!config_.bootstrap.join.empty())
+        return member + " · joining the cluster at " + config_.bootstrap.join;
+      return "waiting for a bootstrap plan";
     case v1::MEMBER_PHASE_STOPPED: return member + " · stopped";
     case v1::MEMBER_PHASE_REMOVED:
       return member + " · removed from cluster " + cluster +

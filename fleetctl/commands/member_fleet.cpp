@@ -75,6 +75,26 @@ Result<v1::AgentStatus> waitHealthy(const AgentClient& agent, std::chrono::secon
           "); see `etcd-fleet agent status --host " + agent.address() + "`");
 }
 
+// Polls a joining agent (at most `timeout`) until it holds a plan.
+Result<v1::AgentStatus> waitForPlan(const AgentClient& agent, std::chrono::seconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  v1::AgentStatus status;
+  for (int attempt = 0; attempt < 10000 && std::chrono::steady_clock::now() < deadline;
+       ++attempt) {
+    auto s = agent.status();
+    if (!s) return fail(s.error());
+    status = *s;
+    if (!s->joining()) return status;
+    std::this_thread::sleep_for(200ms);
+  }
+  return fail(Errc::kDeadlineExceeded,
+              "agent " + agent.address() + ": member " + status.member_name() +
+                  " did not finish joining within " + std::to_string(timeout.count()) +
+                  " s (last error: " +
+                  (status.last_error().empty() ? std::string("none") : status.last_error()) +
+                  "); see `journalctl -u etcd-agent` on that host");
+}
+
 }  // namespace
 
 CommandResult runMemberAddHost(Context& ctx) {
@@ -107,6 +127,16 @@ CommandResult runMemberAddHost(Context& ctx) {
   }
   name = status->member_name();
   const std::string token = *inventory ? (*inventory)->cluster_token : status->cluster_token();
+
+  // An agent configured with [bootstrap] join adds its member by itself: let it finish that and
+  // continue from its plan, instead of racing it with a second MemberAdd and plan.
+  if (status->joining()) {
+    step(ctx, "agent " + agent->address() + ": member " + name +
+                  " is joining the cluster by itself ([bootstrap] join); waiting for its plan");
+    auto joined = waitForPlan(*agent, 60s);
+    if (!joined) return commandError(joined.error());
+    status = std::move(joined);
+  }
 
   // An agent that has a plan already is a re-run (or a member of something else): it is only
   // continued when its peer URL is registered in this cluster.
