@@ -123,6 +123,12 @@ std::unexpected<CommandError> failWith(std::string message) {
   return commandError(exitcode::kError, std::move(message));
 }
 
+std::string abortHint(const std::string& fleet_path) {
+  return "fix the cause and re-run the same command to continue, or run etcd-fleet bootstrap "
+         "--abort --fleet " +
+         fleet_path + " to wipe the members that never became healthy";
+}
+
 Result<void> saveIfChanged(const Inventory& next, const std::optional<Inventory>& previous) {
   if (previous && renderInventory(*previous) == renderInventory(next)) return {};
   return saveInventory(next);
@@ -189,6 +195,66 @@ CommandResult runAbort(Context& ctx, const std::vector<bs::HostSpec>& specs,
   return {};
 }
 
+// Steps 3 and 4 of a new bootstrap: the plan (and the inventory, before any agent changes), then
+// ApplyPlan on every agent in parallel. `got_plan` collects the hosts that accepted it.
+std::expected<std::vector<bs::MemberPlan>, CommandError> planAndApply(
+    Context& ctx, const std::vector<bs::HostSpec>& specs, const std::vector<AgentClient>& clients,
+    const std::vector<bs::HostReport>& reports, const std::string& token, bs::Mode mode,
+    const bs::Assessment& assessment, const std::optional<Inventory>& previous,
+    const std::string& fleet_path, std::vector<std::string>& got_plan) {
+  auto& err = ctx.err();
+  const std::size_t n = specs.size();
+  // 3. Plan.
+  std::string discovery_url;
+  if (mode == bs::Mode::kDiscovery) {
+    // A discovery token is single-use: members that registered with an earlier one cannot be
+    // handed a new one, and their URL is not reported back. Finish or abort that attempt first.
+    if (assessment.already_members > 0) {
+      return failWith(std::to_string(assessment.already_members) +
+                      " of the agents already hold a discovery plan of cluster \"" + token +
+                      "\" that did not become healthy; run etcd-fleet bootstrap --abort --fleet " +
+                      fleet_path + " and bootstrap again");
+    }
+    // The first agent coordinates: its HTTP endpoint serves the etcd v2 discovery protocol.
+    auto created = clients[0].newDiscoveryToken(static_cast<unsigned>(n));
+    if (!created) {
+      return failWith(specs[0].host +
+                      ": cannot create a discovery token: " + created.error().message);
+    }
+    discovery_url = created->url();
+  }
+  auto plans = bs::makePlans(reports, token, mode, discovery_url);
+  err << step(3, "plan: cluster \"" + token + "\", " +
+                     (mode == bs::Mode::kStatic
+                          ? "static, initial cluster " + bs::initialCluster(plans)
+                          : "discovery " + discovery_url))
+      << "\n";
+  // The inventory goes down before any agent changes, so that --abort (and a re-run) know the
+  // cluster even when this process dies half way.
+  if (auto saved = saveIfChanged(bs::makeInventory(fleet_path, token, plans, {}), previous); !saved)
+    return failWith(saved.error().message);
+
+  // 4. Apply in parallel.
+  err << step(4, "applying the plan ...") << "\n";
+  auto applied = parallel(n, [&](std::size_t i) { return clients[i].applyPlan(plans[i].plan); });
+  std::vector<std::string> refused;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (applied[i]) {
+      err << "  " << specs[i].agent << " plan accepted (member " << plans[i].name << ")\n";
+      got_plan.push_back(specs[i].host);
+    } else {
+      err << "  " << specs[i].agent << " FAILED: " << applied[i].error().message << "\n";
+      refused.push_back(specs[i].host + " (" + applied[i].error().message + ")");
+    }
+  }
+  if (!refused.empty()) {
+    return failWith(
+        "the bootstrap stopped half way: hosts that got the plan: " + joinList(got_plan) +
+        "; hosts that did not: " + joinList(refused) + ". " + abortHint(fleet_path));
+  }
+  return plans;
+}
+
 CommandResult runBootstrap(Context& ctx) {
   const auto& f = ctx.flags();
   auto& err = ctx.err();
@@ -230,7 +296,6 @@ CommandResult runBootstrap(Context& ctx) {
   }
   auto names = bs::memberNames(specs.size(), f.getString("names"));
   if (!names) return badArgs(names.error().message);
-  if (token.empty()) token = bs::defaultClusterToken(std::random_device{}());
 
   auto agents = connectAll(specs, agent_timeout);
   if (!agents) return std::unexpected(agents.error());
@@ -256,6 +321,28 @@ CommandResult runBootstrap(Context& ctx) {
                             formatDuration(agent_timeout) +
                             "; check that etcd-agent runs there and listens on the agent port "
                             "(--agent-port, or HOST:PORT in --hosts). Nothing was changed");
+  }
+
+  // A cluster formed without this inventory (agents given [bootstrap] discovery in agent.toml, or
+  // bootstrapped with another inventory): when no cluster is named and every agent already holds
+  // a member of the same one, adopt it: wait for it and write the inventory, change nothing on
+  // the agents. Its members keep the names their agents gave them.
+  bool adopting = false;
+  if (token.empty()) {
+    std::vector<v1::AgentStatus> held;
+    for (const auto& r : reached) held.push_back(*r);
+    if (auto cluster = bs::heldCluster(held)) {
+      token = *cluster;
+      adopting = true;
+      if (f.getString("names").empty()) {
+        names->clear();
+        for (const auto& r : reached) names->push_back(r->member_name());
+      }
+      err << "  every agent already holds a member of cluster \"" << token
+          << "\": adopting it (nothing is changed on the agents)\n";
+    } else {
+      token = bs::defaultClusterToken(std::random_device{}());
+    }
   }
 
   // 2. Preflight on all.
@@ -309,7 +396,12 @@ CommandResult runBootstrap(Context& ctx) {
 
   auto statusAll = [&] { return parallel(n, [&](std::size_t i) { return clients[i].status(); }); };
 
-  // A re-run on a cluster that is already there and healthy: report it, change nothing.
+  std::vector<bs::MemberPlan> plans;
+  std::vector<std::string> got_plan;
+  const std::string abort_hint = abortHint(fleet_path);
+
+  // A re-run on a cluster that is already there and healthy (or one being adopted): report it,
+  // change nothing but the inventory.
   if (assessment.allMembers(n)) {
     auto statuses = statusAll();
     std::vector<std::optional<bs::HealthView>> health;
@@ -320,75 +412,36 @@ CommandResult runBootstrap(Context& ctx) {
       ok.push_back(s ? *s : v1::AgentStatus{});
     }
     if (bs::clusterHealthy(health)) {
-      auto plans = bs::makePlans(reports, token, *mode, "");
+      plans = bs::makePlans(reports, token, *mode, "");
       std::vector<std::uint64_t> ids;
       for (const auto& s : ok) ids.push_back(s.member_id());
-      if (auto saved = saveIfChanged(bs::makeInventory(fleet_path, token, plans, ids), previous);
-          !saved)
+      auto inventory = bs::makeInventory(fleet_path, token, plans, ids);
+      const bool recorded = !previous || renderInventory(*previous) != renderInventory(inventory);
+      if (auto saved = saveIfChanged(inventory, previous); !saved)
         return failWith(saved.error().message);
       err << "cluster \"" << token << "\" is already bootstrapped on these " << n
-          << " agents and healthy; nothing changed\n";
+          << " agents and healthy; nothing changed on them"
+          << (recorded ? "; inventory written to " + fleet_path : std::string()) << "\n";
       std::vector<std::string> roles;
       for (const auto& s : ok) roles.push_back(roleOf(s));
       ctx.out() << finalTable(plans, ids, roles);
       return {};
     }
+    // Every agent has its plan: applying it again would change nothing. Wait for the cluster
+    // (a discovery cluster may still be forming).
     err << "every agent already holds this cluster's plan but the cluster is not healthy yet; "
-           "continuing\n";
-  }
-
-  // 3. Plan.
-  std::string discovery_url;
-  if (*mode == bs::Mode::kDiscovery) {
-    // A discovery token is single-use: members that registered with an earlier one cannot be
-    // handed a new one, and their URL is not reported back. Finish or abort that attempt first.
-    if (assessment.already_members > 0) {
-      return failWith(std::to_string(assessment.already_members) +
-                      " of the agents already hold a discovery plan of cluster \"" + token +
-                      "\" that did not become healthy; run etcd-fleet bootstrap --abort --fleet " +
-                      fleet_path + " and bootstrap again");
-    }
-    // The first agent coordinates: its HTTP endpoint serves the etcd v2 discovery protocol.
-    auto created = clients[0].newDiscoveryToken(static_cast<unsigned>(n));
-    if (!created) {
-      return failWith(specs[0].host +
-                      ": cannot create a discovery token: " + created.error().message);
-    }
-    discovery_url = created->url();
-  }
-  auto plans = bs::makePlans(reports, token, *mode, discovery_url);
-  err << step(3, "plan: cluster \"" + token + "\", " +
-                     (*mode == bs::Mode::kStatic
-                          ? "static, initial cluster " + bs::initialCluster(plans)
-                          : "discovery " + discovery_url))
-      << "\n";
-  // The inventory goes down before any agent changes, so that --abort (and a re-run) know the
-  // cluster even when this process dies half way.
-  if (auto saved = saveIfChanged(bs::makeInventory(fleet_path, token, plans, {}), previous); !saved)
-    return failWith(saved.error().message);
-
-  // 4. Apply in parallel.
-  err << step(4, "applying the plan ...") << "\n";
-  auto applied = parallel(n, [&](std::size_t i) { return clients[i].applyPlan(plans[i].plan); });
-  std::vector<std::string> got_plan;
-  std::vector<std::string> refused;
-  for (std::size_t i = 0; i < n; ++i) {
-    if (applied[i]) {
-      err << "  " << specs[i].agent << " plan accepted (member " << plans[i].name << ")\n";
-      got_plan.push_back(specs[i].host);
-    } else {
-      err << "  " << specs[i].agent << " FAILED: " << applied[i].error().message << "\n";
-      refused.push_back(specs[i].host + " (" + applied[i].error().message + ")");
-    }
-  }
-  const std::string abort_hint =
-      "fix the cause and re-run the same command to continue, or "
-      "run etcd-fleet bootstrap --abort --fleet " +
-      fleet_path + " to wipe the members that never became healthy";
-  if (!refused.empty()) {
-    return failWith(
-        "the bootstrap stopped half way: hosts that got the plan: " + joinList(got_plan) +
-        "; hosts that did not: " + joinList(refused) + ". " + abort_hint);
+           "waiting for it\n";
+    plans = bs::makePlans(reports, token, *mode, "");
+    for (const auto& s : specs) got_plan.push_back(s.host);
+  } else if (adopting) {
+    return failWith("the agents held members of cluster \"" + token +
+                    "\" when reached but not all of them at the preflight: a member changed "
+                    "meanwhile; check `etcd-fleet agent status --host HOST` on each and re-run");
+  } else {
+    auto applied = planAndApply(ctx, specs, clients, reports, token, *mode, assessment, previous,
+                                fleet_path, got_plan);
+    if (!applied) return std::unexpected(applied.error());
+    plans = std::move(*applied);
   }
 
   // 5. Wait for every member healthy and one leader. etcd itself is asked (Status, then a

@@ -273,4 +273,16 @@ std::string defaultClusterToken(std::uint64_t entropy) {
   return buf;
 }
 
+std::optional<std::string> heldCluster(const std::vector<v1::AgentStatus>& agents) {
+  std::optional<std::string> cluster;
+  for (const auto& a : agents) {
+    if (a.phase() == v1::MEMBER_PHASE_WAITING || a.phase() == v1::MEMBER_PHASE_UNSPECIFIED ||
+        a.cluster_token().empty())
+      return std::nullopt;
+    if (cluster && *cluster != a.cluster_token()) return std::nullopt;
+    cluster = a.cluster_token();
+  }
+  return cluster;
+}
+
 }  // namespace etcdagent::fleet::bootstrap

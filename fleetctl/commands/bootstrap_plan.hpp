@@ -100,4 +100,10 @@ AbortAction abortAction(const v1::AgentStatus& status, const std::string& cluste
 // A default cluster token: "etcd-fleet-" and 8 hex digits of `entropy`.
 std::string defaultClusterToken(std::uint64_t entropy);
 
+// The cluster that every agent already holds a member of (a plan applied by an earlier bootstrap,
+// or taken from agent.toml: [bootstrap] discovery), when they agree on one; nullopt when any agent
+// waits for a plan or two agents name different clusters. `bootstrap` adopts that cluster
+// (waits for it, writes the inventory) instead of planning a new one.
+std::optional<std::string> heldCluster(const std::vector<v1::AgentStatus>& agents);
+
 }  // namespace etcdagent::fleet::bootstrap

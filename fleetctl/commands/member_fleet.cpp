@@ -79,8 +79,7 @@ Result<v1::AgentStatus> waitHealthy(const AgentClient& agent, std::chrono::secon
 Result<v1::AgentStatus> waitForPlan(const AgentClient& agent, std::chrono::seconds timeout) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   v1::AgentStatus status;
-  for (int attempt = 0; attempt < 10000 && std::chrono::steady_clock::now() < deadline;
-       ++attempt) {
+  for (int attempt = 0; attempt < 10000 && std::chrono::steady_clock::now() < deadline; ++attempt) {
     auto s = agent.status();
     if (!s) return fail(s.error());
     status = *s;

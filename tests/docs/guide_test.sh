@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # The operator guide (docs/guide) run as written: every ```sh block of its pages, in page order,
-# on four systemd-booted test hosts (tests/e2e/hosts.sh). A block's info string says where it runs:
-# ```sh host=m1 inside host m1, ```sh host=all inside m1..m4 in turn, plain ```sh on the
-# operator's machine (etcd-fleet from the build, the inventory in a temp XDG_CONFIG_HOME). The
-# pages use the addresses users have, 10.0.0.N for host mN; every block is rewritten to
-# 127.0.0.(10+N) before it runs, and a block that names any other address outside 127.0.0.0/8 is
-# refused, so that nothing is sent anywhere else. A block runs with `set -e`; the first failing one
-# fails the test with its page, its number and its output.
+# on eight systemd-booted test hosts (tests/e2e/hosts.sh). A block's info string says where it
+# runs: ```sh host=m1 inside host m1, ```sh host=m5,m6,m7 inside each in turn, ```sh host=all
+# inside m1..m4 (the guide's main fleet; m5..m8 form a second cluster on the bootstrap page),
+# plain ```sh on the operator's machine (etcd-fleet from the build, the inventory in a temp
+# XDG_CONFIG_HOME). The pages use the addresses users have, 10.0.0.N for host mN; every block is
+# rewritten to 127.0.0.(10+N) before it runs, and a block that names any other address outside
+# 127.0.0.0/8 is refused, so that nothing is sent anywhere else. A discovery URL an operator block
+# printed (http://HOST:2377/<32 hex digits>) replaces the example URL in later blocks, as a reader
+# pastes theirs. A block runs with `set -e`; the first failing one fails the test with its page,
+# its number and its output.
 #
 # Usage (as root): guide_test.sh SOURCE_DIR BUILD_DIR [PACKAGES_DIR]. PACKAGES_DIR holds apt/
 # (the repository scripts/package.sh builds); without it the packages are built into the work dir.
@@ -18,7 +21,8 @@ BUILD=$(cd "${2:?usage: guide_test.sh SOURCE_DIR BUILD_DIR [PACKAGES_DIR]}" && p
 PACKAGES=${3:-}
 GUIDE="$SRC/docs/guide"
 PAGES=(install.md bootstrap.md status.md replace.md snapshots.md uninstall.md)
-NAMES=(m1 m2 m3 m4)
+NAMES=(m1 m2 m3 m4 m5 m6 m7 m8)   # booted; m(N) is 10.0.0.N in the pages
+ALL=(m1 m2 m3 m4)                  # host=all
 
 if [ "$(id -u)" -ne 0 ]; then echo "SKIP: needs root (overlay mounts, systemd-nspawn)"; exit 77; fi
 if ! command -v systemd-nspawn >/dev/null; then
@@ -89,7 +93,7 @@ else
     { cat "$WORK/package.log" >&2; fail "building the packages failed"; }
   REPO=$WORK/dist/apt
 fi
-for i in 1 2 3 4; do
+for i in 1 2 3 4 5 6 7 8; do
   for port in 2377 2378 2379 2380; do
     if (exec 3<>"/dev/tcp/127.0.0.1$i/$port") 2>/dev/null; then
       fail "127.0.0.1$i:$port is in use; stop whatever listens there (ss -ltnp) and retry"
@@ -121,7 +125,7 @@ run_block() {
       PATH="$WORK/bin:$PATH" XDG_CONFIG_HOME="$WORK/operator" bash -e "$f" </dev/null)
     return
   fi
-  [ "$where" = all ] && where=$(IFS=,; echo "${NAMES[*]}")
+  [ "$where" = all ] && where=$(IFS=,; echo "${ALL[*]}")
   for name in ${where//,/ }; do
     host_alive "$name" || { echo "host $name is not running"; return 1; }
     echo "[$name]"
@@ -129,10 +133,18 @@ run_block() {
   done
 }
 
+DISCOVERY_URL_RE='http://127\.0\.0\.[0-9]+:2377/[0-9a-f]{32}'
+discovery_url=""
 for page in "${PAGES[@]}"; do
   n=1
   while [ -f "$WORK/blocks/$page.$n.sh" ]; do
     where=$(cat "$WORK/blocks/$page.$n.where")
+    if grep -qE "$DISCOVERY_URL_RE" "$WORK/blocks/$page.$n.sh"; then
+      [ -n "$discovery_url" ] ||
+        fail "docs/guide/$page, block $n: shows a discovery URL but no earlier block printed one"
+      URL=$discovery_url perl -pi -e 's{http://127\.0\.0\.\d+:2377/[0-9a-f]{32}}{$ENV{URL}}g' \
+        "$WORK/blocks/$page.$n.sh"
+    fi
     t=$(date +%s.%N)
     printf '\n===== %s block %d (%s)\n' "$page" "$n" "$where" >&2
     sed 's/^/  $ /' "$WORK/blocks/$page.$n.sh" >&2
@@ -141,6 +153,9 @@ for page in "${PAGES[@]}"; do
       fail "docs/guide/$page, block $n (runs on: $where)"
     fi
     sed 's/^/  | /' "$WORK/out" | cut -c1-220 >&2
+    if [ "$where" = operator ] && printed=$(grep -oE "$DISCOVERY_URL_RE" "$WORK/out" | tail -n 1); then
+      discovery_url=$printed
+    fi
     hosts_log "   ($(hosts_since "$t") s)"
     n=$((n + 1))
   done

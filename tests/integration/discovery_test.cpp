@@ -186,6 +186,31 @@ TEST(Discovery, AgentsWithBootstrapDiscoveryFormACluster) {
   AgentHarness m3(dir.path(), {.name = "m3", .extra_config = bootstrap});
   m2.start();
   m3.start();
+
+  // etcd-fleet adopts the cluster the agents are forming by themselves: it waits for it and writes
+  // an inventory, with the agents' own member names, without changing anything on them.
+  const std::string inventory = dir.path() + "/fleet.toml";
+  const std::string hosts =
+      m1.client().address() + "," + m2.client().address() + "," + m3.client().address();
+  auto adopted = run({fleetBinary(), "--fleet", inventory, "bootstrap", "--hosts", hosts});
+  ASSERT_EQ(adopted.exit_code, 0) << adopted.out << adopted.err << readAll(m2.logPath());
+  EXPECT_NE(adopted.err.find("already holds a member of cluster \"etcd-agent\": adopting it"),
+            std::string::npos)
+      << adopted.err;
+  EXPECT_EQ(adopted.err.find("applying the plan"), std::string::npos) << adopted.err;
+  for (auto name : {"m1", "m2", "m3"}) {
+    EXPECT_NE(adopted.out.find(std::string(name) + " "), std::string::npos) << adopted.out;
+  }
+  const std::string written = readAll(inventory);
+  EXPECT_NE(written.find("token = \"etcd-agent\""), std::string::npos) << written;
+  auto listed = run({fleetBinary(), "--fleet", inventory, "member", "list"});
+  ASSERT_EQ(listed.exit_code, 0) << listed.err;
+  EXPECT_EQ(std::count(listed.out.begin(), listed.out.end(), '\n'), 3) << listed.out;
+  // Once recorded, a re-run finds it unchanged.
+  auto again = run({fleetBinary(), "--fleet", inventory, "bootstrap", "--hosts", hosts});
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_NE(again.err.find("nothing changed on them\n"), std::string::npos) << again.err;
+
   auto running = [](const v1::AgentStatus& s) {
     return s.phase() == v1::MEMBER_PHASE_RUNNING && s.healthy();
   };

@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <iostream>
 #include <memory>
 #include <sstream>
@@ -260,6 +261,15 @@ TEST(Membership, ASecondLearnerIsRefusedWithTheReasonAndTheJoinerRetriesLater) {
   EXPECT_NE(s.last_error().find("is pending"), std::string::npos) << s.DebugString();
   EXPECT_NE(s.last_error().find("retrying in"), std::string::npos) << s.DebugString();
   EXPECT_EQ(s.phase(), v1::MEMBER_PHASE_WAITING);
+  EXPECT_TRUE(s.joining()) << s.DebugString();
+  EXPECT_NE(s.status_line().find("joining the cluster at " + f.clientUrl(0)), std::string::npos)
+      << s.status_line();
+
+  // member add --host on that agent waits for its own join (no second MemberAdd, no second
+  // plan), then records it in the inventory.
+  auto adding = std::async(std::launch::async, [&] {
+    return f.fleet({"member", "add", "--host", m3.client().address()});
+  });
 
   // Removing the stale learner by ID prints etcdctl's line; the joiner then gets through.
   auto rm = f.fleet({"member", "remove", ghost_id});
@@ -269,7 +279,21 @@ TEST(Membership, ASecondLearnerIsRefusedWithTheReasonAndTheJoinerRetriesLater) {
   EXPECT_EQ(rm.out.find('\n'), rm.out.size() - 1) << rm.out;  // one line, as etcdctl prints
   s = m3.waitFor(running, 60s);
   EXPECT_TRUE(running(s)) << s.DebugString();
+  EXPECT_FALSE(s.joining()) << s.DebugString();
   EXPECT_EQ(voters(f.members()), 2u);
+  auto added = adding.get();
+  ASSERT_EQ(added.exit_code, 0) << added.out << added.err;
+  EXPECT_NE(added.out.find("is joining the cluster by itself ([bootstrap] join); waiting"),
+            std::string::npos)
+      << added.out;
+  EXPECT_NE(added.out.find("has a plan already"), std::string::npos) << added.out;
+  EXPECT_EQ(added.out.find("added learner"), std::string::npos) << added.out;
+  EXPECT_NE(added.out.find("joined the cluster as a voter"), std::string::npos) << added.out;
+  EXPECT_EQ(f.members().size(), 2u);
+  const auto inv = f.inventory();
+  const auto* entry = inv.find("m3");
+  ASSERT_NE(entry, nullptr) << fleet::renderInventory(inv);
+  EXPECT_EQ(entry->peer_url, m3.peerUrl());
 }
 
 TEST(Membership, RemoveWipesTheMemberOnItsAgentAndRefusesToBreakQuorum) {

@@ -218,6 +218,25 @@ TEST(BootstrapToken, TheDefaultTokenIsNamedAndHex) {
   EXPECT_EQ(defaultClusterToken(0xabcdef12345ULL), "etcd-fleet-def12345");
 }
 
+TEST(BootstrapAdopt, OnlyAClusterEveryAgentHoldsIsAdopted) {
+  auto agent = [](v1::MemberPhase phase, const std::string& cluster) {
+    v1::AgentStatus s;
+    s.set_phase(phase);
+    s.set_cluster_token(cluster);
+    return s;
+  };
+  const auto running = v1::MEMBER_PHASE_RUNNING;
+  EXPECT_EQ(heldCluster({agent(running, "c1"), agent(v1::MEMBER_PHASE_STARTING, "c1"),
+                         agent(v1::MEMBER_PHASE_LEARNER, "c1")}),
+            std::optional<std::string>("c1"));
+  // An agent without a plan reports its configured token: that is no member.
+  EXPECT_EQ(heldCluster({agent(running, "c1"), agent(v1::MEMBER_PHASE_WAITING, "c1")}),
+            std::nullopt);
+  EXPECT_EQ(heldCluster({agent(running, "c1"), agent(running, "c2")}), std::nullopt);
+  EXPECT_EQ(heldCluster({agent(running, "")}), std::nullopt);
+  EXPECT_EQ(heldCluster({}), std::nullopt);
+}
+
 TEST(StatusPrinter, UnreachableAgentsAreRowsWithDashes) {
   StatusRow up{.host = "127.0.0.11",
                .name = "m1",
