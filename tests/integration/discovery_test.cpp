@@ -194,7 +194,7 @@ TEST(Discovery, AgentsWithBootstrapDiscoveryFormACluster) {
       m1.client().address() + "," + m2.client().address() + "," + m3.client().address();
   auto adopted = run({fleetBinary(), "--fleet", inventory, "bootstrap", "--hosts", hosts});
   ASSERT_EQ(adopted.exit_code, 0) << adopted.out << adopted.err << readAll(m2.logPath());
-  EXPECT_NE(adopted.err.find("already holds a member of cluster \"etcd-agent\": adopting it"),
+  EXPECT_NE(adopted.err.find("already holds a member of cluster \"test-cluster\": adopting it"),
             std::string::npos)
       << adopted.err;
   EXPECT_EQ(adopted.err.find("applying the plan"), std::string::npos) << adopted.err;
@@ -202,7 +202,7 @@ TEST(Discovery, AgentsWithBootstrapDiscoveryFormACluster) {
     EXPECT_NE(adopted.out.find(std::string(name) + " "), std::string::npos) << adopted.out;
   }
   const std::string written = readAll(inventory);
-  EXPECT_NE(written.find("token = \"etcd-agent\""), std::string::npos) << written;
+  EXPECT_NE(written.find("token = \"test-cluster\""), std::string::npos) << written;
   auto listed = run({fleetBinary(), "--fleet", inventory, "member", "list"});
   ASSERT_EQ(listed.exit_code, 0) << listed.err;
   EXPECT_EQ(std::count(listed.out.begin(), listed.out.end(), '\n'), 3) << listed.out;
