@@ -187,6 +187,7 @@ Result<AgentConfig> parseAgentConfig(std::string_view text, std::string_view sou
   TomlSection etcd(check, table("etcd"), "etcd");
   std::int64_t quota = static_cast<std::int64_t>(cfg.etcd.quota_backend_bytes);
   etcd.string("binary", cfg.etcd.binary);
+  etcd.string("etcdctl", cfg.etcd.etcdctl);
   etcd.string("auto_compaction_mode", cfg.etcd.auto_compaction_mode);
   etcd.string("auto_compaction_retention", cfg.etcd.auto_compaction_retention);
   etcd.integer("quota_backend_bytes", quota);
@@ -195,6 +196,10 @@ Result<AgentConfig> parseAgentConfig(std::string_view text, std::string_view sou
   if (!cfg.etcd.binary.starts_with('/')) {
     check.error(at(etcd, "binary"), "etcd.binary",
                 "expected an absolute path, got \"" + cfg.etcd.binary + "\"");
+  }
+  if (!cfg.etcd.etcdctl.starts_with('/')) {
+    check.error(at(etcd, "etcdctl"), "etcd.etcdctl",
+                "expected an absolute path, got \"" + cfg.etcd.etcdctl + "\"");
   }
   const auto& mode = cfg.etcd.auto_compaction_mode;
   const auto& retention = cfg.etcd.auto_compaction_retention;

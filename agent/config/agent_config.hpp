@@ -34,6 +34,8 @@ struct AgentSection {
 
 struct EtcdSection {
   std::string binary = "/usr/bin/etcd";
+  // etcdctl, for `snapshot restore` before a member restored from a snapshot first starts.
+  std::string etcdctl = "/usr/bin/etcdctl";
   std::string auto_compaction_mode = "periodic";  // periodic | revision
   std::string auto_compaction_retention = "24h";
   std::uint64_t quota_backend_bytes = 8ULL << 30;

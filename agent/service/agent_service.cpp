@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "agent/bootstrap/preflight.hpp"
+#include "agent/restore/restore.hpp"
 
 namespace etcdagent::agent {
 namespace {
@@ -171,6 +172,52 @@ grpc::Status AgentService::NewDiscoveryToken(grpc::ServerContext*,
         done(grpc::Status::OK, std::move(*r));
       },
       out);
+}
+
+grpc::Status AgentService::UploadSnapshot(grpc::ServerContext*,
+                                          grpc::ServerReader<v1::UploadSnapshotRequest>* reader,
+                                          v1::UploadSnapshotResponse* out) {
+  std::unique_lock lock(upload_mutex_, std::try_to_lock);
+  if (!lock.owns_lock()) {
+    return {grpc::StatusCode::FAILED_PRECONDITION,
+            "another snapshot upload to this agent is in progress; try again once it finished"};
+  }
+  v1::UploadSnapshotRequest first;
+  if (!reader->Read(&first))
+    return {grpc::StatusCode::INVALID_ARGUMENT, "the upload sent no message"};
+  // Data never changes under a member: an agent with a plan takes no snapshot.
+  std::optional<v1::MemberState> state;
+  using StateDone = std::function<void(grpc::Status, std::optional<v1::MemberState>)>;
+  auto s = onLoop<std::optional<v1::MemberState>>(
+      io_, 10s, [this](StateDone done) { done(grpc::Status::OK, supervisor_.state()); }, &state);
+  if (!s.ok()) return s;
+  if (state) {
+    return {grpc::StatusCode::FAILED_PRECONDITION,
+            "member \"" + supervisor_.config().member.name + "\" already has a plan (cluster \"" +
+                state->plan().cluster_token() + "\", accepted " + state->accepted_at() +
+                "): a snapshot is only taken by an agent without one. Wipe the member first "
+                "(etcd-fleet member remove, or etcd-fleet agent wipe)"};
+  }
+  auto receiver = SnapshotReceiver::create(supervisor_.config(), first.cluster_token(),
+                                           first.size(), first.sha256());
+  if (!receiver) return toStatus(receiver.error());
+  auto take = [&](const std::string& chunk) -> Result<void> {
+    if (chunk.size() > kMaxUploadChunk) {
+      return fail(Errc::kInvalidArgument, "an upload chunk of " + std::to_string(chunk.size()) +
+                                              " bytes: at most " + std::to_string(kMaxUploadChunk) +
+                                              " per message");
+    }
+    return (*receiver)->write(chunk);
+  };
+  if (auto r = take(first.chunk()); !r) return toStatus(r.error());
+  v1::UploadSnapshotRequest msg;
+  while (reader->Read(&msg)) {
+    if (auto r = take(msg.chunk()); !r) return toStatus(r.error());
+  }
+  auto done = (*receiver)->commit();
+  if (!done) return toStatus(done.error());
+  *out = std::move(*done);
+  return grpc::Status::OK;
 }
 
 }  // namespace etcdagent::agent

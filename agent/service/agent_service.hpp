@@ -6,6 +6,7 @@
 
 #include <boost/asio/io_context.hpp>
 #include <functional>
+#include <mutex>
 
 #include "agent/supervisor/supervisor.hpp"
 #include "agent/systemd/unit_control.hpp"
@@ -34,6 +35,10 @@ class AgentService final : public v1::Agent::Service {
                             v1::SetAutostartResponse*) override;
   grpc::Status NewDiscoveryToken(grpc::ServerContext*, const v1::NewDiscoveryTokenRequest*,
                                  v1::NewDiscoveryTokenResponse*) override;
+  // Runs on gRPC's thread (the file is written there, not on the loop); one upload at a time.
+  grpc::Status UploadSnapshot(grpc::ServerContext*,
+                              grpc::ServerReader<v1::UploadSnapshotRequest>* reader,
+                              v1::UploadSnapshotResponse*) override;
 
   // The coordinator's token factory, run on the event loop; set by main before serving (without
   // it NewDiscoveryToken answers UNAVAILABLE).
@@ -48,6 +53,7 @@ class AgentService final : public v1::Agent::Service {
   Supervisor& supervisor_;
   UnitControl units_;
   NewDiscoveryTokenFn new_discovery_token_;
+  std::mutex upload_mutex_;
 };
 
 // Maps an Error to a gRPC status (the message travels unchanged to etcd-fleet).

@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <boost/asio/buffers_iterator.hpp>
 #include <boost/asio/read_until.hpp>
 #include <cerrno>
@@ -52,8 +53,13 @@ Result<std::shared_ptr<ChildProcess>> ChildProcess::spawn(boost::asio::io_contex
         var.starts_with("LISTEN_PID=") || var.starts_with("LISTEN_FDNAMES=")) {
       continue;
     }
-    env.push_back(*e);
+    const bool overridden = std::ranges::any_of(spec.env, [&](const std::string& extra) {
+      const auto eq = extra.find('=');
+      return eq != std::string::npos && var.starts_with(std::string_view(extra).substr(0, eq + 1));
+    });
+    if (!overridden) env.push_back(*e);
   }
+  for (const auto& extra : spec.env) env.push_back(const_cast<char*>(extra.c_str()));
   env.push_back(nullptr);
   const pid_t parent = getpid();
 

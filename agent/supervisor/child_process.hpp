@@ -31,6 +31,7 @@ struct ExitStatus {
 struct ChildSpec {
   std::vector<std::string> argv;
   std::vector<int> inherit_fds;  // kept open across exec
+  std::vector<std::string> env;  // NAME=VALUE added to (or overriding) the agent's environment
 };
 
 class ChildProcess : public std::enable_shared_from_this<ChildProcess> {

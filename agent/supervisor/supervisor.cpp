@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "agent/bootstrap/state_store.hpp"
+#include "agent/restore/restore.hpp"
 #include "agent/supervisor/etcd_flags.hpp"
 #include "common/duration.hpp"
 #include "common/version.hpp"
@@ -61,7 +62,8 @@ Supervisor::Supervisor(boost::asio::io_context& io, AgentConfig config, const Et
       log_(log),
       restart_timer_(io),
       probe_timer_(io),
-      kill_timer_(io) {}
+      kill_timer_(io),
+      restore_timer_(io) {}
 
 Supervisor::~Supervisor() {
   // The child (if any) is SIGKILLed by ~ChildProcess only if still running; normal shutdown
@@ -131,6 +133,14 @@ Result<void> Supervisor::applyPlan(const v1::Plan& requested) {
                                             " but this agent is configured for " +
                                             std::to_string(config_.member.client_port));
   }
+  if (!plan.restore_snapshot().empty()) {
+    if (plan.mode() != v1::PLAN_MODE_NEW) {
+      return fail(Errc::kInvalidArgument,
+                  "a plan restores from a snapshot only when it bootstraps a new cluster "
+                  "(PLAN_MODE_NEW)");
+    }
+    if (auto valid = validateRestorePath(config_, plan.restore_snapshot()); !valid) return valid;
+  }
   if (state_) {
     if (sameTarget(state_->plan(), plan)) {
       if (phase_ == v1::MEMBER_PHASE_STOPPED) return start();
@@ -146,6 +156,15 @@ Result<void> Supervisor::applyPlan(const v1::Plan& requested) {
                 config_.dataDir() +
                     " holds data but no plan: refusing to start a member on it. "
                     "Move it aside if it is not needed");
+  }
+  if (!plan.restore_snapshot().empty()) {
+    std::error_code ec;
+    if (!fs::is_regular_file(plan.restore_snapshot(), ec)) {
+      return fail(Errc::kFailedPrecondition,
+                  "the plan restores from " + plan.restore_snapshot() +
+                      ", which this agent does not have: upload it first (UploadSnapshot; "
+                      "etcd-fleet bootstrap --from-snapshot does)");
+    }
   }
   v1::MemberState state;
   state.set_version(1);
@@ -167,7 +186,7 @@ Result<void> Supervisor::start() {
     return fail(Errc::kFailedPrecondition,
                 "no plan yet: nothing to start (waiting for a bootstrap plan)");
   if (phase_ == v1::MEMBER_PHASE_REMOVED) return fail(Errc::kFailedPrecondition, last_error_);
-  if (child_) return {};
+  if (child_ || restore_child_) return {};
   stopping_ = false;
   backoff_.reset();
   launch();
@@ -176,7 +195,11 @@ Result<void> Supervisor::start() {
 
 void Supervisor::launch() {
   restart_timer_.cancel();
-  if (!state_ || child_) return;
+  if (!state_ || child_ || restore_child_) return;
+  if (needsRestore()) {
+    startRestore();
+    return;
+  }
   auto argv = etcdCommandLine(config_, *state_);
   if (!argv) {
     last_error_ = argv.error().message;
@@ -204,6 +227,108 @@ void Supervisor::launch() {
   health_ = MemberHealth{};
   setPhase(v1::MEMBER_PHASE_STARTING);
   scheduleProbe(probe_starting);
+}
+
+bool Supervisor::needsRestore() const {
+  return state_ && !state_->plan().restore_snapshot().empty() && !state_->started_once() &&
+         isEmptyDir(config_.dataDir());
+}
+
+// etcdctl refuses an existing --data-dir: it restores into a fresh sibling, which is renamed into
+// place once complete, so the data dir is either empty or a whole restored member. The restore
+// takes seconds for a big snapshot: it runs as a child process on the event loop, like etcd.
+void Supervisor::startRestore() {
+  const std::string tmp = restoreTempDir(config_);
+  const std::string& snapshot = state_->plan().restore_snapshot();
+  auto fails = [this](std::string message) {
+    last_error_ = std::move(message);
+    log_.agent(LOG_ERR, last_error_);
+    setPhase(v1::MEMBER_PHASE_CRASH_LOOPING);
+  };
+  if (auto valid = validateRestorePath(config_, snapshot); !valid)
+    return fails(valid.error().message);
+  std::error_code ec;
+  if (!fs::is_regular_file(snapshot, ec)) {
+    return fails("cannot restore member " + config_.member.name + ": its snapshot " + snapshot +
+                 " is gone. Wipe the member (etcd-fleet bootstrap --abort) and bootstrap "
+                 "--from-snapshot again");
+  }
+  fs::remove_all(tmp, ec);  // left by an interrupted restore
+  if (ec) return fails("cannot delete " + tmp + ": " + ec.message());
+  const auto argv = restoreCommandLine(config_, *state_, tmp);
+  ChildSpec spec{argv, {}, {"ETCDCTL_API=3"}};
+  auto child = ChildProcess::spawn(
+      io_, spec,
+      [this](const std::string& line) {
+        log_.agent(LOG_INFO, "etcdctl: " + line);
+        if (head_.size() < kHeadLines) head_.push_back(line);
+        ++run_lines_;
+        tail_.push_back(line);
+        if (tail_.size() > kTailLines) tail_.pop_front();
+      },
+      [this](ExitStatus st) { onRestoreExit(st); });
+  if (!child) return fails("cannot run " + argv[0] + ": " + child.error().message);
+  restore_child_ = std::move(*child);
+  head_.clear();
+  tail_.clear();
+  run_lines_ = 0;
+  last_error_.clear();
+  log_.agent(LOG_INFO, "restoring member " + config_.member.name + " from " + snapshot + " (pid " +
+                           std::to_string(restore_child_->pid()) + "): " + shellJoin(argv));
+  setPhase(v1::MEMBER_PHASE_STARTING);
+  changed();
+  restore_timer_.expires_after(restore_timeout);
+  restore_timer_.async_wait([this](const boost::system::error_code& e) {
+    if (e || !restore_child_) return;
+    log_.agent(LOG_ERR, "etcdctl snapshot restore did not finish within " +
+                            std::to_string(restore_timeout.count()) + " ms; killing it");
+    restore_child_->signal(SIGKILL);
+  });
+}
+
+void Supervisor::onRestoreExit(ExitStatus st) {
+  restore_child_.reset();
+  restore_timer_.cancel();
+  const std::string tmp = restoreTempDir(config_);
+  std::error_code ec;
+  if (stopping_) {
+    fs::remove_all(tmp, ec);
+    log_.agent(LOG_INFO, "snapshot restore interrupted (" + st.describe() + ")");
+    setPhase(v1::MEMBER_PHASE_STOPPED);
+    auto waiters = std::move(stop_waiters_);
+    stop_waiters_.clear();
+    for (auto& w : waiters) w();
+    return;
+  }
+  if (st.code != 0 || st.signal != 0) {
+    fs::remove_all(tmp, ec);
+    std::string last;
+    for (auto it = tail_.rbegin(); it != tail_.rend() && last.empty(); ++it) last = *it;
+    last_error_ = "etcdctl snapshot restore of " + state_->plan().restore_snapshot() + " " +
+                  st.describe() + (last.empty() ? "" : ": " + last) +
+                  "; the member was not started (its data dir stays empty). Fix the cause and "
+                  "start it again (restart etcd-agent), or wipe it (etcd-fleet bootstrap --abort)";
+    ++restarts_;
+    log_.agent(LOG_ERR, last_error_);
+    setPhase(v1::MEMBER_PHASE_CRASH_LOOPING);
+    changed();
+    return;
+  }
+  // An empty data dir (the agent made it, or a wipe left it) gives way to the restored one.
+  fs::remove(config_.dataDir(), ec);
+  if (::rename(tmp.c_str(), config_.dataDir().c_str()) != 0) {
+    last_error_ = "cannot rename " + tmp + " to " + config_.dataDir() + ": " + errnoText(errno);
+    log_.agent(LOG_ERR, last_error_);
+    setPhase(v1::MEMBER_PHASE_CRASH_LOOPING);
+    return;
+  }
+  ::chmod(config_.dataDir().c_str(), 0700);
+  if (auto synced = fsyncDirectory(config_.memberDir()); !synced) {
+    log_.agent(LOG_WARNING, synced.error().message);
+  }
+  log_.agent(LOG_NOTICE, "member " + config_.member.name + " restored from " +
+                             state_->plan().restore_snapshot() + " into " + config_.dataDir());
+  launch();
 }
 
 std::string Supervisor::probeEndpoint() const {
@@ -288,6 +413,15 @@ void Supervisor::onHealth(const MemberHealth& h) {
   if (h.healthy) {
     if (!was_healthy) backoff_.healthy(std::chrono::steady_clock::now());
     if (state_ && (!state_->started_once() || state_->member_id() != h.member_id)) {
+      // The snapshot this member was restored from is in its data dir now.
+      if (!state_->started_once() && !state_->plan().restore_snapshot().empty() &&
+          validateRestorePath(config_, state_->plan().restore_snapshot())) {
+        std::error_code ec;
+        if (fs::remove(state_->plan().restore_snapshot(), ec)) {
+          log_.agent(LOG_INFO, "deleted " + state_->plan().restore_snapshot() +
+                                   ": the member restored from it has been healthy");
+        }
+      }
       state_->set_started_once(true);
       state_->set_member_id(h.member_id);
       if (auto saved = saveState(config_.statePath(), *state_); !saved) {
@@ -308,6 +442,11 @@ void Supervisor::onHealth(const MemberHealth& h) {
 void Supervisor::stop(std::function<void()> done) {
   restart_timer_.cancel();
   stopping_ = true;
+  if (restore_child_) {
+    if (done) stop_waiters_.push_back(std::move(done));
+    restore_child_->signal(SIGTERM);
+    return;
+  }
   if (!child_) {
     if (state_) setPhase(v1::MEMBER_PHASE_STOPPED);
     if (done) done();
@@ -333,6 +472,9 @@ void Supervisor::remove(std::function<void(Result<void>)> done) {
       return;
     }
     fs::remove(config_.statePath(), ec);
+    // Uploads waiting for a restore plan, and a restore interrupted half way.
+    fs::remove_all(restoreDir(config_), ec);
+    fs::remove_all(restoreTempDir(config_), ec);
     state_.reset();
     stopping_ = false;
     restarts_ = 0;
@@ -417,6 +559,10 @@ std::string Supervisor::statusLine() const {
       return member + " · crash-looping (" + std::to_string(restarts_) + " restarts) · " +
              last_error_;
     case v1::MEMBER_PHASE_STARTING:
+      if (restore_child_) {
+        return member + " · restoring from snapshot " + state_->plan().restore_snapshot() +
+               " · cluster " + cluster;
+      }
       return member + " · starting · cluster " + cluster +
              (last_error_.empty() ? "" : " · last: " + last_error_);
     case v1::MEMBER_PHASE_RUNNING:

@@ -64,9 +64,15 @@ class Supervisor {
   std::chrono::milliseconds stop_timeout{15000};
   std::chrono::milliseconds probe_starting{500};
   std::chrono::milliseconds probe_running{5000};
+  // etcdctl snapshot restore (a member restored from a snapshot, before its first start).
+  std::chrono::milliseconds restore_timeout{std::chrono::minutes(10)};
 
  private:
   void launch();
+  // The plan restores from a snapshot and etcd never ran with it: its data dir is still empty.
+  [[nodiscard]] bool needsRestore() const;
+  void startRestore();
+  void onRestoreExit(ExitStatus status);
   void onExit(ExitStatus status);
   void onLine(const std::string& line);
   void scheduleProbe(std::chrono::milliseconds delay);
@@ -82,12 +88,14 @@ class Supervisor {
   std::optional<v1::MemberState> state_;
   v1::MemberPhase phase_ = v1::MEMBER_PHASE_WAITING;
   std::shared_ptr<ChildProcess> child_;
+  std::shared_ptr<ChildProcess> restore_child_;  // etcdctl snapshot restore, while it runs
   std::unique_ptr<HealthProber> prober_;
   MemberHealth health_;
   RestartBackoff backoff_;
   boost::asio::steady_timer restart_timer_;
   boost::asio::steady_timer probe_timer_;
   boost::asio::steady_timer kill_timer_;
+  boost::asio::steady_timer restore_timer_;
   // The first and the last lines of the current run: a crash is often explained at either end
   // (a bad flag prints its error and then the whole usage text).
   std::vector<std::string> head_;

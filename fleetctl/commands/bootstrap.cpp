@@ -23,6 +23,7 @@
 #include "etcd/client.hpp"
 #include "etcd/etcdserverpb/rpc.grpc.pb.h"
 #include "fleetctl/commands/bootstrap_plan.hpp"
+#include "fleetctl/commands/bootstrap_restore.hpp"
 #include "fleetctl/commands/commands.hpp"
 #include "fleetctl/inventory/inventory.hpp"
 #include "fleetctl/output/table.hpp"
@@ -201,7 +202,8 @@ std::expected<std::vector<bs::MemberPlan>, CommandError> planAndApply(
     Context& ctx, const std::vector<bs::HostSpec>& specs, const std::vector<AgentClient>& clients,
     const std::vector<bs::HostReport>& reports, const std::string& token, bs::Mode mode,
     const bs::Assessment& assessment, const std::optional<Inventory>& previous,
-    const std::string& fleet_path, std::vector<std::string>& got_plan) {
+    const std::string& fleet_path, std::vector<std::string>& got_plan,
+    const LocalSnapshot* snapshot) {
   auto& err = ctx.err();
   const std::size_t n = specs.size();
   // 3. Plan.
@@ -234,6 +236,16 @@ std::expected<std::vector<bs::MemberPlan>, CommandError> planAndApply(
   if (auto saved = saveIfChanged(bs::makeInventory(fleet_path, token, plans, {}), previous); !saved)
     return failWith(saved.error().message);
 
+  // --from-snapshot (bootstrap_restore.hpp): the file goes to every agent before any plan does;
+  // an agent that holds this cluster's plan already (a re-run) keeps it.
+  if (snapshot) {
+    std::vector<bool> upload;
+    for (const auto& r : reports) upload.push_back(r.preflight.existing_cluster_token() != token);
+    auto paths = uploadSnapshot(err, *snapshot, token, clients, upload);
+    if (!paths) return failWith(paths.error().message);
+    for (std::size_t i = 0; i < n; ++i) plans[i].plan.set_restore_snapshot((*paths)[i]);
+  }
+
   // 4. Apply in parallel.
   err << step(4, "applying the plan ...") << "\n";
   auto applied = parallel(n, [&](std::size_t i) { return clients[i].applyPlan(plans[i].plan); });
@@ -264,6 +276,16 @@ CommandResult runBootstrap(Context& ctx) {
   if (!ctx.args().empty()) return badArgs("bootstrap takes no arguments (use --hosts)");
   auto mode = bs::parseMode(f.getString("mode"));
   if (!mode) return badArgs(mode.error().message);
+  // --from-snapshot: the file is checked here, before anything changes anywhere.
+  std::optional<LocalSnapshot> snapshot;
+  if (const std::string file = f.getString("from-snapshot"); !file.empty() && !f.getBool("abort")) {
+    if (auto m = checkRestoreMode(*mode == bs::Mode::kDiscovery); !m)
+      return badArgs(m.error().message);
+    auto checked = checkLocalSnapshot(file);
+    if (!checked) return failWith(checked.error().message);
+    snapshot = std::move(*checked);
+    err << "snapshot " << describeSnapshot(*snapshot) << "\n";
+  }
 
   const std::string fleet_path = ctx.global().fleet_path;
   auto loaded = loadInventory(fleet_path);
@@ -439,7 +461,7 @@ CommandResult runBootstrap(Context& ctx) {
                     "meanwhile; check `etcd-fleet agent status --host HOST` on each and re-run");
   } else {
     auto applied = planAndApply(ctx, specs, clients, reports, token, *mode, assessment, previous,
-                                fleet_path, got_plan);
+                                fleet_path, got_plan, snapshot ? &*snapshot : nullptr);
     if (!applied) return std::unexpected(applied.error());
     plans = std::move(*applied);
   }
@@ -537,6 +559,8 @@ std::vector<Command> bootstrapCommands() {
                      .duration("timeout", 0, "60s",
                                "how long to wait for every member healthy and one leader")
                      .duration("agent-timeout", 0, "5s", "how long to try reaching each agent")
+                     .string("from-snapshot", 0, "",
+                             "restore: every member starts from this snapshot (a new cluster)")
                      .boolean("abort", 0, false,
                               "stop and wipe the members that never became healthy (hosts "
                               "from --hosts or the inventory)");

@@ -4,6 +4,8 @@
 #include <grpcpp/support/channel_arguments.h>
 
 #include <algorithm>
+#include <fstream>
+#include <vector>
 
 #include "etcd/endpoint.hpp"
 
@@ -136,6 +138,63 @@ Result<v1::NewDiscoveryTokenResponse> AgentClient::newDiscoveryToken(unsigned si
   req.set_size(size);
   return call<v1::NewDiscoveryTokenRequest, v1::NewDiscoveryTokenResponse>(
       "new discovery token", req, &v1::Agent::Stub::NewDiscoveryToken, timeout_);
+}
+
+Result<v1::UploadSnapshotResponse> AgentClient::uploadSnapshot(
+    const std::string& file, const std::string& cluster_token, std::uint64_t size,
+    const std::string& sha256_hex, const std::function<void(std::uint64_t)>& progress,
+    Duration timeout) const {
+  const std::string prefix = "agent " + address_ + ": upload snapshot: ";
+  std::ifstream in(file, std::ios::binary);
+  if (!in) return fail(Errc::kIo, "cannot open " + file);
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + timeout);
+  v1::UploadSnapshotResponse resp;
+  v1::Agent::Stub stub(channel_);
+  auto writer = stub.UploadSnapshot(&ctx, &resp);
+  v1::UploadSnapshotRequest first;
+  first.set_size(size);
+  first.set_sha256(sha256_hex);
+  first.set_cluster_token(cluster_token);
+  bool open = writer->Write(first);
+  constexpr std::size_t kChunk = 1U << 20;  // the agent takes at most 1 MiB per message
+  std::vector<char> buf(kChunk);
+  std::uint64_t sent = 0;
+  while (open && in) {
+    in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
+    const auto n = static_cast<std::size_t>(in.gcount());
+    if (n == 0) break;
+    v1::UploadSnapshotRequest msg;
+    msg.set_chunk(buf.data(), n);
+    open = writer->Write(msg);  // false: the agent ended the call; Finish() says why
+    sent += n;
+    if (open && progress) progress(sent);
+  }
+  if (open && in.bad()) {
+    ctx.TryCancel();
+    writer->Finish();
+    return fail(Errc::kIo, "cannot read " + file);
+  }
+  if (open) writer->WritesDone();
+  grpc::Status s = writer->Finish();
+  if (s.ok()) return resp;
+  switch (s.error_code()) {
+    case grpc::StatusCode::UNAVAILABLE:
+      return fail(Errc::kUnavailable,
+                  prefix + "unreachable (" + s.error_message() +
+                      "); check that etcd-agent runs there (systemctl status etcd-agent)");
+    case grpc::StatusCode::DEADLINE_EXCEEDED:
+      return fail(Errc::kDeadlineExceeded, prefix + "not done within " + formatDuration(timeout));
+    case grpc::StatusCode::FAILED_PRECONDITION:
+      return fail(Errc::kFailedPrecondition, prefix + s.error_message());
+    case grpc::StatusCode::INVALID_ARGUMENT:
+      return fail(Errc::kInvalidArgument, prefix + s.error_message());
+    case grpc::StatusCode::UNIMPLEMENTED:
+      return fail(Errc::kFailedPrecondition, prefix +
+                                                 "this etcd-agent is too old to take a snapshot (" +
+                                                 s.error_message() + "); upgrade it");
+    default: return fail(Errc::kInternal, prefix + s.error_message());
+  }
 }
 
 }  // namespace etcdagent

@@ -6,6 +6,8 @@
 #include <grpcpp/channel.h>
 
 #include <chrono>
+#include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -39,6 +41,13 @@ class AgentClient {
   // returns it with its URL (http://HOST:PORT/<token>), the value for Plan.discovery_url,
   // `[bootstrap] discovery` or etcd's --discovery.
   Result<v1::NewDiscoveryTokenResponse> newDiscoveryToken(unsigned size) const;
+  // Streams the snapshot `file` (size and sha256 known: the caller checked it) to the agent in
+  // chunks of 1 MiB, for a restore plan of cluster `cluster_token`; `progress` gets the bytes
+  // sent so far after every chunk. Answers the path for Plan.restore_snapshot.
+  Result<v1::UploadSnapshotResponse> uploadSnapshot(
+      const std::string& file, const std::string& cluster_token, std::uint64_t size,
+      const std::string& sha256_hex, const std::function<void(std::uint64_t)>& progress = {},
+      Duration timeout = std::chrono::minutes(30)) const;
 
  private:
   AgentClient(std::string address, std::shared_ptr<grpc::Channel> channel, Duration timeout);

@@ -1,0 +1,272 @@
+#include "agent/restore/restore.hpp"
+
+#include <fcntl.h>
+#include <openssl/evp.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include <array>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+#include "agent/supervisor/etcd_flags.hpp"
+
+namespace etcdagent::agent {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr std::uint64_t kRoomMargin = 64ULL << 20;
+
+std::string mib(std::uint64_t bytes) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(bytes) / (1 << 20));
+  return buf;
+}
+
+}  // namespace
+
+// Per member: etcd-agent@ instances on one host share a data root, and would otherwise write the
+// same <token>.db at once.
+std::string restoreDir(const AgentConfig& config) {
+  return config.member.data_root + "/restore/" + config.member.name;
+}
+
+std::string restoreTempDir(const AgentConfig& config) {
+  return config.memberDir() + "/data.restore";
+}
+
+Result<void> validateUploadToken(std::string_view token) {
+  if (token.empty()) return fail(Errc::kInvalidArgument, "the upload names no cluster token");
+  if (token.size() > 128 || token.front() == '.' ||
+      token.find_first_not_of(
+          "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") !=
+          std::string_view::npos) {
+    return fail(Errc::kInvalidArgument,
+                "cluster token \"" + std::string(token) +
+                    "\" cannot name an upload: use letters, digits, '.', '_' and '-' (not "
+                    "leading '.'), at most 128 characters");
+  }
+  return {};
+}
+
+Result<std::string> uploadPath(const AgentConfig& config, std::string_view token) {
+  if (auto r = validateUploadToken(token); !r) return fail(r.error());
+  return restoreDir(config) + "/" + std::string(token) + ".db";
+}
+
+Result<void> validateRestorePath(const AgentConfig& config, std::string_view path) {
+  const fs::path p(path);
+  const std::string dir = restoreDir(config);
+  const std::string name = p.filename().string();
+  if (!p.is_absolute() || p.parent_path().string() != dir || !name.ends_with(".db") ||
+      name.size() <= 3 || name.front() == '.' ||
+      !validateUploadToken(std::string_view(name).substr(0, name.size() - 3))) {
+    return fail(Errc::kInvalidArgument, "restore_snapshot \"" + std::string(path) +
+                                            "\" is not a snapshot uploaded to " +
+                                            "this agent: it must be " + dir +
+                                            "/<token>.db, the path UploadSnapshot answered");
+  }
+  return {};
+}
+
+Result<void> checkRoom(std::uint64_t snapshot_size, std::uint64_t available,
+                       std::string_view where) {
+  const std::uint64_t need = 2 * snapshot_size + kRoomMargin;
+  if (available < need) {
+    return fail(Errc::kFailedPrecondition,
+                "not enough disk space in " + std::string(where) + ": " + mib(available) +
+                    " free, " + mib(need) + " needed (the " + mib(snapshot_size) +
+                    " snapshot, the member's data restored from it, and " + mib(kRoomMargin) +
+                    " to spare)");
+  }
+  return {};
+}
+
+std::vector<std::string> restoreCommandLine(const AgentConfig& config, const v1::MemberState& state,
+                                            const std::string& target_dir) {
+  const auto& plan = state.plan();
+  const auto urls =
+      memberUrls(config, static_cast<int>(plan.client_port()), static_cast<int>(plan.peer_port()));
+  return {config.etcd.etcdctl,
+          "snapshot",
+          "restore",
+          plan.restore_snapshot(),
+          "--name",
+          plan.member_name(),
+          "--initial-cluster",
+          plan.initial_cluster(),
+          "--initial-cluster-token",
+          plan.cluster_token(),
+          "--initial-advertise-peer-urls",
+          urls.peer,
+          "--data-dir",
+          target_dir};
+}
+
+std::string toHex(std::string_view bytes) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(bytes.size() * 2);
+  for (unsigned char c : bytes) {
+    out += kDigits[c >> 4];
+    out += kDigits[c & 15];
+  }
+  return out;
+}
+
+// ---- receiver -------------------------------------------------------------------------------
+
+struct SnapshotReceiver::Hashes {
+  EVP_MD_CTX* whole = EVP_MD_CTX_new();  // sha256 of the file, as sha256sum prints it
+  EVP_MD_CTX* data = EVP_MD_CTX_new();   // sha256 of all but the trailer: must equal the trailer
+  Hashes() {
+    EVP_DigestInit_ex(whole, EVP_sha256(), nullptr);
+    EVP_DigestInit_ex(data, EVP_sha256(), nullptr);
+  }
+  ~Hashes() {
+    EVP_MD_CTX_free(whole);
+    EVP_MD_CTX_free(data);
+  }
+  Hashes(const Hashes&) = delete;
+  Hashes& operator=(const Hashes&) = delete;
+};
+
+SnapshotReceiver::SnapshotReceiver(std::string path, UniqueFd fd, std::uint64_t size,
+                                   std::string sha256_hex)
+    : path_(std::move(path)),
+      part_(path_ + ".part"),
+      fd_(std::move(fd)),
+      size_(size),
+      sha256_hex_(std::move(sha256_hex)),
+      hashes_(std::make_unique<Hashes>()) {}
+
+SnapshotReceiver::~SnapshotReceiver() {
+  abort();
+}
+
+Result<std::unique_ptr<SnapshotReceiver>> SnapshotReceiver::create(const AgentConfig& config,
+                                                                   const std::string& token,
+                                                                   std::uint64_t size,
+                                                                   std::string sha256_hex) {
+  auto path = uploadPath(config, token);
+  if (!path) return fail(path.error());
+  if (size <= kSnapshotTrailerSize) {
+    return fail(Errc::kInvalidArgument, "the upload announces " + std::to_string(size) +
+                                            " bytes: too short for an etcd snapshot");
+  }
+  if (sha256_hex.size() != 64 ||
+      sha256_hex.find_first_not_of("0123456789abcdef") != std::string::npos) {
+    return fail(Errc::kInvalidArgument,
+                "the upload's sha256 must be 64 lowercase hex digits, got \"" + sha256_hex + "\"");
+  }
+  const std::string dir = restoreDir(config);
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) return fail(Errc::kIo, "cannot create " + dir + ": " + ec.message());
+  ::chmod(fs::path(dir).parent_path().c_str(), 0700);
+  ::chmod(dir.c_str(), 0700);
+  struct statvfs vfs {};
+  if (::statvfs(dir.c_str(), &vfs) != 0)
+    return fail(Errc::kIo, "statvfs " + dir + ": " + errnoText(errno));
+  // A previous upload of the same file gives its room back when it is replaced.
+  std::uint64_t available = static_cast<std::uint64_t>(vfs.f_bavail) * vfs.f_frsize;
+  if (auto old = fs::file_size(*path, ec); !ec) available += old;
+  if (auto room = checkRoom(size, available, dir); !room) return fail(room.error());
+  const std::string part = *path + ".part";
+  UniqueFd fd(::open(part.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
+  if (!fd.valid()) return fail(Errc::kIo, "cannot create " + part + ": " + errnoText(errno));
+  ::fchmod(fd.get(), 0600);
+  return std::unique_ptr<SnapshotReceiver>(
+      new SnapshotReceiver(std::move(*path), std::move(fd), size, std::move(sha256_hex)));
+}
+
+Result<void> SnapshotReceiver::write(std::string_view chunk) {
+  if (done_) return fail(Errc::kInternal, "the upload is already closed");
+  if (received_ + chunk.size() > size_) {
+    return fail(Errc::kInvalidArgument,
+                "the upload sent more than the " + std::to_string(size_) + " bytes it announced");
+  }
+  received_ += chunk.size();
+  EVP_DigestUpdate(hashes_->whole, chunk.data(), chunk.size());
+  // All but the last 32 bytes seen so far are data (see fleet's SnapshotDigest).
+  if (tail_.size() + chunk.size() <= kSnapshotTrailerSize) {
+    tail_.append(chunk);
+  } else {
+    const std::size_t hash_now = tail_.size() + chunk.size() - kSnapshotTrailerSize;
+    const std::size_t from_tail = std::min(hash_now, tail_.size());
+    EVP_DigestUpdate(hashes_->data, tail_.data(), from_tail);
+    EVP_DigestUpdate(hashes_->data, chunk.data(), hash_now - from_tail);
+    std::string rest = tail_.substr(from_tail);
+    rest.append(chunk.substr(hash_now - from_tail));
+    tail_ = std::move(rest);
+  }
+  while (!chunk.empty()) {
+    ssize_t n = ::write(fd_.get(), chunk.data(), chunk.size());
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return fail(Errc::kIo, "cannot write " + part_ + ": " + errnoText(errno));
+    }
+    chunk.remove_prefix(static_cast<std::size_t>(n));
+  }
+  return {};
+}
+
+Result<v1::UploadSnapshotResponse> SnapshotReceiver::commit() {
+  if (done_) return fail(Errc::kInternal, "the upload is already closed");
+  if (received_ != size_) {
+    abort();
+    return fail(Errc::kInvalidArgument, "the upload ended after " + std::to_string(received_) +
+                                            " of the " + std::to_string(size_) +
+                                            " bytes it announced");
+  }
+  std::array<unsigned char, EVP_MAX_MD_SIZE> whole{};
+  std::array<unsigned char, EVP_MAX_MD_SIZE> data{};
+  unsigned int whole_len = 0;
+  unsigned int data_len = 0;
+  EVP_DigestFinal_ex(hashes_->whole, whole.data(), &whole_len);
+  EVP_DigestFinal_ex(hashes_->data, data.data(), &data_len);
+  const std::string whole_hex =
+      toHex({reinterpret_cast<const char*>(whole.data()), static_cast<std::size_t>(whole_len)});
+  if (whole_hex != sha256_hex_) {
+    abort();
+    return fail(Errc::kInvalidArgument, "the upload's sha256 is " + whole_hex + ", not the " +
+                                            sha256_hex_ + " announced: corrupted on the way");
+  }
+  if (data_len != kSnapshotTrailerSize || tail_.size() != kSnapshotTrailerSize ||
+      std::memcmp(data.data(), tail_.data(), kSnapshotTrailerSize) != 0) {
+    abort();
+    return fail(Errc::kInvalidArgument,
+                "the upload is not an etcd snapshot: its last 32 bytes are not the sha256 of the "
+                "rest (etcd's trailer)");
+  }
+  if (::fsync(fd_.get()) != 0) {
+    int err = errno;
+    abort();
+    return fail(Errc::kIo, "cannot fsync " + part_ + ": " + errnoText(err));
+  }
+  fd_.reset();
+  if (::rename(part_.c_str(), path_.c_str()) != 0) {
+    int err = errno;
+    abort();
+    return fail(Errc::kIo, "cannot rename " + part_ + " to " + path_ + ": " + errnoText(err));
+  }
+  done_ = true;
+  if (auto r = fsyncDirectory(fs::path(path_).parent_path().string()); !r) return fail(r.error());
+  v1::UploadSnapshotResponse out;
+  out.set_path(path_);
+  out.set_size(size_);
+  out.set_sha256(whole_hex);
+  return out;
+}
+
+void SnapshotReceiver::abort() {
+  if (done_) return;
+  done_ = true;
+  fd_.reset();
+  ::unlink(part_.c_str());
+}
+
+}  // namespace etcdagent::agent

@@ -1,0 +1,88 @@
+#pragma once
+
+// Restoring a new member from a snapshot (etcd-fleet bootstrap --from-snapshot):
+//   UploadSnapshot -> SnapshotReceiver writes <data_root>/restore/<member>/<token>.db (checked,
+//   fsynced)
+//   ApplyPlan{restore_snapshot: that path} -> before etcd's first start the supervisor runs
+//   restoreCommandLine() (etcdctl snapshot restore into a fresh sibling of the data dir) and
+//   renames the result into place.
+// The pure parts (paths, room, the command line) are unit-tested from strings.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "agent/config/agent_config.hpp"
+#include "common/error.hpp"
+#include "common/file_util.hpp"
+#include "etcdagent/v1/agent.pb.h"
+
+namespace etcdagent::agent {
+
+inline constexpr std::size_t kSnapshotTrailerSize = 32;   // etcd appends sha256(db)
+inline constexpr std::size_t kMaxUploadChunk = 1U << 20;  // 1 MiB per UploadSnapshot message
+
+// <data_root>/restore/<member>: where uploads live (mode 0700).
+std::string restoreDir(const AgentConfig& config);
+// Where a restore runs before it is renamed into the data dir: <member dir>/data.restore.
+std::string restoreTempDir(const AgentConfig& config);
+
+// The cluster token names the upload file: letters, digits, '.', '_', '-' (not leading '.'),
+// at most 128 characters.
+Result<void> validateUploadToken(std::string_view token);
+// <restoreDir>/<token>.db (token validated).
+Result<std::string> uploadPath(const AgentConfig& config, std::string_view token);
+// A Plan.restore_snapshot must be a file this agent produced: <restoreDir>/NAME.db, no
+// "..", no subdirectory.
+Result<void> validateRestorePath(const AgentConfig& config, std::string_view path);
+
+// Room for the upload and the member's data restored from it (about its size again), plus a
+// margin; the error carries the numbers.
+Result<void> checkRoom(std::uint64_t snapshot_size, std::uint64_t available,
+                       std::string_view where);
+
+// `etcdctl snapshot restore` for the plan in `state` into `target_dir`.
+std::vector<std::string> restoreCommandLine(const AgentConfig& config, const v1::MemberState& state,
+                                            const std::string& target_dir);
+
+// Lowercase hex of bytes.
+std::string toHex(std::string_view bytes);
+
+// Receives one upload: <token>.db.part (0600, truncated), then on commit(): size, sha256 of the
+// whole file, etcd's sha256 trailer, fsync, rename to .db, fsync the directory. Destroyed without
+// a successful commit(), it removes the .part.
+class SnapshotReceiver {
+ public:
+  // Creates the restore dir (0700) if needed and checks the room there.
+  static Result<std::unique_ptr<SnapshotReceiver>> create(const AgentConfig& config,
+                                                          const std::string& token,
+                                                          std::uint64_t size,
+                                                          std::string sha256_hex);
+  ~SnapshotReceiver();
+  SnapshotReceiver(const SnapshotReceiver&) = delete;
+  SnapshotReceiver& operator=(const SnapshotReceiver&) = delete;
+
+  Result<void> write(std::string_view chunk);
+  Result<v1::UploadSnapshotResponse> commit();
+
+  [[nodiscard]] std::uint64_t received() const { return received_; }
+
+ private:
+  struct Hashes;
+  SnapshotReceiver(std::string path, UniqueFd fd, std::uint64_t size, std::string sha256_hex);
+  void abort();
+
+  std::string path_;
+  std::string part_;
+  UniqueFd fd_;
+  std::uint64_t size_;
+  std::string sha256_hex_;
+  std::uint64_t received_ = 0;
+  std::unique_ptr<Hashes> hashes_;
+  std::string tail_;  // the last (up to) 32 bytes seen: the trailer candidate, not in `data` yet
+  bool done_ = false;
+};
+
+}  // namespace etcdagent::agent

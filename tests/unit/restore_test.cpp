@@ -1,0 +1,242 @@
+// The pure parts of a restore from a snapshot: upload paths and their validation, the room check,
+// the etcdctl command line, the upload receiver's checks, and etcd-fleet's local check of FILE.
+
+#include "agent/restore/restore.hpp"
+
+#include <gtest/gtest.h>
+#include <openssl/evp.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "fleetctl/commands/bootstrap_restore.hpp"
+
+namespace etcdagent {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string sha256(std::string_view data) {
+  unsigned char out[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  EVP_Digest(data.data(), data.size(), out, &len, EVP_sha256(), nullptr);
+  return std::string(reinterpret_cast<char*>(out), len);
+}
+
+std::string snapshotOf(std::size_t n) {
+  std::string db(n, '\0');
+  for (std::size_t i = 0; i < n; ++i) db[i] = static_cast<char>((i * 131 + 7) % 251);
+  return db + sha256(db);
+}
+
+agent::AgentConfig configAt(const std::string& data_root) {
+  auto c = agent::parseAgentConfig(
+      "[member]\nname = \"m2\"\nadvertise_host = \"127.0.0.12\"\n"
+      "client_port = 2379\npeer_port = 2380\ndata_root = \"" +
+          data_root + "\"\n",
+      "test.toml", "host");
+  if (!c) throw std::runtime_error(c.error().message);
+  return *c;
+}
+
+class TempDir {
+ public:
+  TempDir() {
+    char tmpl[] = "/tmp/restore-unit-XXXXXX";
+    path_ = ::mkdtemp(tmpl);
+  }
+  ~TempDir() { fs::remove_all(path_); }
+  [[nodiscard]] const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+TEST(RestorePaths, UploadsLiveInTheMembersRestoreDirNamedByTheToken) {
+  auto c = configAt("/var/lib/etcd-agent");
+  EXPECT_EQ(agent::restoreDir(c), "/var/lib/etcd-agent/restore/m2");
+  EXPECT_EQ(agent::restoreTempDir(c), "/var/lib/etcd-agent/m2/data.restore");
+  auto p = agent::uploadPath(c, "prod-1");
+  ASSERT_TRUE(p);
+  EXPECT_EQ(*p, "/var/lib/etcd-agent/restore/m2/prod-1.db");
+  for (const char* bad : {"", "../x", "a/b", ".hidden", "x y", "tok\n"}) {
+    EXPECT_FALSE(agent::uploadPath(c, bad)) << bad;
+  }
+  EXPECT_FALSE(agent::uploadPath(c, std::string(129, 'a')));
+}
+
+TEST(RestorePaths, APlanMayOnlyNameAnUploadOfThisAgent) {
+  auto c = configAt("/var/lib/etcd-agent");
+  EXPECT_TRUE(agent::validateRestorePath(c, "/var/lib/etcd-agent/restore/m2/prod-1.db"));
+  for (const char* bad :
+       {"/var/lib/etcd-agent/restore/m2/../m2/prod-1.db", "/var/lib/etcd-agent/restore/prod-1.db",
+        "/var/lib/etcd-agent/restore/m1/prod-1.db", "/var/lib/etcd-agent/restore/m2/prod-1",
+        "/var/lib/etcd-agent/restore/m2/sub/prod-1.db", "/var/lib/etcd-agent/restore/m2/.db",
+        "/etc/passwd", "restore/m2/prod-1.db", "/var/lib/etcd-agent/restore/m2/a b.db"}) {
+    auto r = agent::validateRestorePath(c, bad);
+    ASSERT_FALSE(r) << bad;
+    EXPECT_NE(r.error().message.find("/var/lib/etcd-agent/restore/m2/<token>.db"),
+              std::string::npos)
+        << r.error().message;
+  }
+}
+
+TEST(RestoreRoom, NeedsTwiceTheSnapshotAndAMarginAndSaysTheNumbers) {
+  EXPECT_TRUE(agent::checkRoom(100ULL << 20, 300ULL << 20, "/d"));
+  auto r = agent::checkRoom(100ULL << 20, 200ULL << 20, "/d");
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().message,
+            "not enough disk space in /d: 200.0 MiB free, 264.0 MiB needed (the 100.0 MiB "
+            "snapshot, the member's data restored from it, and 64.0 MiB to spare)");
+}
+
+TEST(RestoreCommandLine, IsEtcdctlSnapshotRestoreWithThePlansClusterIntoTheTempDir) {
+  auto c = configAt("/var/lib/etcd-agent");
+  c.etcd.etcdctl = "/opt/etcd/etcdctl";
+  v1::MemberState st;
+  auto* plan = st.mutable_plan();
+  plan->set_mode(v1::PLAN_MODE_NEW);
+  plan->set_member_name("m2");
+  plan->set_cluster_token("prod-1");
+  plan->set_initial_cluster("m1=http://127.0.0.11:2380,m2=http://127.0.0.12:2380");
+  plan->set_client_port(2379);
+  plan->set_peer_port(2380);
+  plan->set_restore_snapshot("/var/lib/etcd-agent/restore/m2/prod-1.db");
+  EXPECT_EQ(agent::restoreCommandLine(c, st, "/var/lib/etcd-agent/m2/data.restore"),
+            (std::vector<std::string>{
+                "/opt/etcd/etcdctl", "snapshot", "restore",
+                "/var/lib/etcd-agent/restore/m2/prod-1.db", "--name", "m2", "--initial-cluster",
+                "m1=http://127.0.0.11:2380,m2=http://127.0.0.12:2380", "--initial-cluster-token",
+                "prod-1", "--initial-advertise-peer-urls", "http://127.0.0.12:2380", "--data-dir",
+                "/var/lib/etcd-agent/m2/data.restore"}));
+}
+
+TEST(RestoreConfig, EtcdctlIsAnAbsolutePathNextToEtcdsBinary) {
+  auto def = agent::parseAgentConfig("", "t.toml", "h");
+  ASSERT_TRUE(def);
+  EXPECT_EQ(def->etcd.etcdctl, "/usr/bin/etcdctl");
+  auto set = agent::parseAgentConfig("[etcd]\netcdctl = \"/opt/etcdctl\"\n", "t.toml", "h");
+  ASSERT_TRUE(set);
+  EXPECT_EQ(set->etcd.etcdctl, "/opt/etcdctl");
+  auto rel = agent::parseAgentConfig("[etcd]\netcdctl = \"etcdctl\"\n", "t.toml", "h");
+  ASSERT_FALSE(rel);
+  EXPECT_NE(rel.error().message.find("etcd.etcdctl: expected an absolute path"), std::string::npos)
+      << rel.error().message;
+}
+
+TEST(SnapshotReceiver, WritesThePartChecksAndRenamesWithPrivateModes) {
+  TempDir dir;
+  auto c = configAt(dir.path());
+  const std::string snap = snapshotOf(3 << 20);
+  const std::string hex = agent::toHex(sha256(snap));
+  auto rx = agent::SnapshotReceiver::create(c, "prod-1", snap.size(), hex);
+  ASSERT_TRUE(rx) << rx.error().message;
+  const std::string part = dir.path() + "/restore/m2/prod-1.db.part";
+  struct stat st {};
+  ASSERT_EQ(::stat(part.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600U);
+  ASSERT_EQ(::stat((dir.path() + "/restore/m2").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0700U);
+  for (std::size_t off = 0; off < snap.size(); off += 1 << 20) {
+    ASSERT_TRUE((*rx)->write(std::string_view(snap).substr(off, 1 << 20)));
+  }
+  auto done = (*rx)->commit();
+  ASSERT_TRUE(done) << done.error().message;
+  EXPECT_EQ(done->path(), dir.path() + "/restore/m2/prod-1.db");
+  EXPECT_EQ(done->size(), snap.size());
+  EXPECT_EQ(done->sha256(), hex);
+  EXPECT_FALSE(fs::exists(part));
+  EXPECT_EQ(fs::file_size(done->path()), snap.size());
+}
+
+TEST(SnapshotReceiver, RefusesAWrongHashAShortUploadAndANonSnapshotAndLeavesNoPart) {
+  TempDir dir;
+  auto c = configAt(dir.path());
+  const std::string snap = snapshotOf(100000);
+  const std::string part = dir.path() + "/restore/m2/t.db.part";
+  {  // announced sha256 differs
+    auto rx = agent::SnapshotReceiver::create(c, "t", snap.size(), std::string(64, 'a'));
+    ASSERT_TRUE(rx);
+    ASSERT_TRUE((*rx)->write(snap));
+    auto r = (*rx)->commit();
+    ASSERT_FALSE(r);
+    EXPECT_NE(r.error().message.find("corrupted on the way"), std::string::npos);
+  }
+  EXPECT_FALSE(fs::exists(part));
+  {  // fewer bytes than announced
+    auto rx = agent::SnapshotReceiver::create(c, "t", snap.size(), agent::toHex(sha256(snap)));
+    ASSERT_TRUE(rx);
+    ASSERT_TRUE((*rx)->write(std::string_view(snap).substr(0, 1000)));
+    auto r = (*rx)->commit();
+    ASSERT_FALSE(r);
+    EXPECT_NE(r.error().message.find("ended after 1000 of the 100032 bytes"), std::string::npos)
+        << r.error().message;
+  }
+  {  // more bytes than announced
+    auto rx = agent::SnapshotReceiver::create(c, "t", 1000, agent::toHex(sha256(snap)));
+    ASSERT_TRUE(rx);
+    EXPECT_FALSE((*rx)->write(snap));
+  }
+  {  // the right sha256 of a file that has no etcd trailer
+    std::string text(5000, 'x');
+    auto rx = agent::SnapshotReceiver::create(c, "t", text.size(), agent::toHex(sha256(text)));
+    ASSERT_TRUE(rx);
+    ASSERT_TRUE((*rx)->write(text));
+    auto r = (*rx)->commit();
+    ASSERT_FALSE(r);
+    EXPECT_NE(r.error().message.find("not an etcd snapshot"), std::string::npos);
+  }
+  EXPECT_FALSE(fs::exists(part));
+  EXPECT_FALSE(fs::exists(dir.path() + "/restore/m2/t.db"));
+  EXPECT_FALSE(agent::SnapshotReceiver::create(c, "t", 10, std::string(64, 'a')));
+  EXPECT_FALSE(agent::SnapshotReceiver::create(c, "t", 1000, "ABC"));
+  auto huge = agent::SnapshotReceiver::create(c, "t", 1ULL << 60, std::string(64, 'a'));
+  ASSERT_FALSE(huge);
+  EXPECT_NE(huge.error().message.find("not enough disk space in " + dir.path() + "/restore/m2"),
+            std::string::npos)
+      << huge.error().message;
+}
+
+TEST(LocalSnapshot, ChecksTheTrailerAndNamesTheFile) {
+  TempDir dir;
+  const std::string good = dir.path() + "/good.db";
+  const std::string snap = snapshotOf(8192);
+  std::ofstream(good, std::ios::binary) << snap;
+  auto ok = fleet::checkLocalSnapshot(good);
+  ASSERT_TRUE(ok) << ok.error().message;
+  EXPECT_EQ(ok->size, snap.size());
+  EXPECT_EQ(ok->sha256_hex, agent::toHex(sha256(snap)));
+  EXPECT_FALSE(ok->status);  // not a bbolt file: no revision, still a valid trailer
+  EXPECT_EQ(fleet::describeSnapshot(*ok).rfind(good + ": 8.2 kB, sha256 " + ok->sha256_hex, 0), 0U)
+      << fleet::describeSnapshot(*ok);
+
+  std::string flipped = snap;
+  flipped[100] = static_cast<char>(flipped[100] ^ 1);
+  const std::string bad = dir.path() + "/bad.db";
+  std::ofstream(bad, std::ios::binary) << flipped;
+  auto r = fleet::checkLocalSnapshot(bad);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().message.rfind("--from-snapshot " + bad + ": not an etcd snapshot", 0), 0U)
+      << r.error().message;
+  EXPECT_NE(r.error().message.find("nothing was changed"), std::string::npos);
+
+  EXPECT_FALSE(fleet::checkLocalSnapshot(dir.path()));  // a directory
+  EXPECT_FALSE(fleet::checkLocalSnapshot(dir.path() + "/missing.db"));
+  const std::string tiny = dir.path() + "/tiny.db";
+  std::ofstream(tiny) << "abc";
+  auto t = fleet::checkLocalSnapshot(tiny);
+  ASSERT_FALSE(t);
+  EXPECT_NE(t.error().message.find("too short"), std::string::npos);
+}
+
+TEST(LocalSnapshot, DiscoveryModeIsRefused) {
+  EXPECT_TRUE(fleet::checkRestoreMode(false));
+  auto r = fleet::checkRestoreMode(true);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("Leave out --mode discovery"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace etcdagent
