@@ -1,0 +1,171 @@
+#!/usr/bin/env bash
+# Wall time of `etcd-fleet bootstrap --from-snapshot FILE` on three fresh etcd-agents (check FILE,
+# upload it to every agent, `etcdctl snapshot restore` on each, start, wait for a healthy
+# cluster) against the manual reference for the same snapshot: `etcdctl snapshot restore` for the
+# three members (in parallel) and three raw etcds started on the restored data dirs, until
+# `etcdctl endpoint health` answers for all three. Both with SMALL and LARGE MB of data.
+#
+# Each round: one etcd on 127.0.0.41 gets N MB as 1 MiB values (`etcd-fleet put` from stdin),
+# `etcd-fleet snapshot save`; then the timed restore onto agents on 127.0.0.42-44 (free ports),
+# then the reference on 127.0.0.45-47. Everything started here is stopped by PID on exit.
+# Usage: bench/restore.sh BUILD_DIR [SMALL_MB] [LARGE_MB]
+set -euo pipefail
+BUILD=$(cd "${1:?usage: restore.sh BUILD_DIR [SMALL_MB] [LARGE_MB]}" && pwd)
+SMALL=${2:-10}
+LARGE=${3:-100}
+ETCD=$(command -v etcd || echo /usr/bin/etcd)
+ETCDCTL=$(command -v etcdctl || echo /usr/bin/etcdctl)
+WORK=$(mktemp -d /tmp/bench-restore.XXXXXX)
+PIDS=()
+cleanup() {
+  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
+  for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
+  rm -rf "$WORK"
+}
+trap cleanup EXIT INT TERM
+
+# Copies: a rebuild while the benchmark runs must not swap the binaries under it.
+FLEET="$WORK/etcd-fleet"
+AGENT="$WORK/etcd-agent"
+for _ in $(seq 1 60); do
+  cp "$BUILD/fleetctl/etcd-fleet" "$BUILD/agent/etcd-agent" "$WORK/" 2>/dev/null &&
+    "$FLEET" version >/dev/null 2>&1 && "$AGENT" --version >/dev/null 2>&1 && break
+  sleep 2
+done
+
+port() {
+  python3 -c 'import socket, sys
+s = socket.socket(); s.bind((sys.argv[1], 0)); print(s.getsockname()[1])' "$1"
+}
+now() { date +%s.%N; }
+elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b - a }'; }
+
+head -c 1048576 /dev/urandom >"$WORK/value"
+
+# round MB: sets FLEET_S and REF_S.
+round() {
+  local mb=$1 dir="$WORK/round-$1"
+  mkdir -p "$dir/source"
+  local sc sp
+  sc=$(port 127.0.0.41)
+  sp=$(port 127.0.0.41)
+  "$ETCD" --name src --data-dir "$dir/source/data" --listen-client-urls "http://127.0.0.41:$sc" \
+    --advertise-client-urls "http://127.0.0.41:$sc" --listen-peer-urls "http://127.0.0.41:$sp" \
+    --initial-advertise-peer-urls "http://127.0.0.41:$sp" \
+    --initial-cluster "src=http://127.0.0.41:$sp" >"$dir/source/etcd.log" 2>&1 &
+  local src_pid=$!
+  PIDS+=("$src_pid")
+  for _ in $(seq 1 100); do
+    "$FLEET" --endpoints "127.0.0.41:$sc" endpoint health >/dev/null 2>&1 && break
+    sleep 0.1
+  done
+  for k in $(seq 1 "$mb"); do
+    "$FLEET" --endpoints "127.0.0.41:$sc" put "bench/value$k" <"$WORK/value" >/dev/null
+  done
+  "$FLEET" --endpoints "127.0.0.41:$sc" snapshot save "$dir/backup.db" >/dev/null
+  kill "$src_pid"
+  wait "$src_pid" 2>/dev/null || true
+  echo "  snapshot of $mb MB of data: $(stat -c %s "$dir/backup.db") bytes"
+
+  # etcd-fleet bootstrap --from-snapshot on three fresh agents.
+  local apis=() agent_pids=()
+  for i in 2 3 4; do
+    local h="127.0.0.4$i" name="m$((i - 1))" api
+    api=$(port "$h")
+    mkdir -p "$dir/$name"
+    cat >"$dir/$name/agent.toml" <<EOF
+[member]
+name = "$name"
+advertise_host = "$h"
+client_port = $(port "$h")
+peer_port = $(port "$h")
+data_root = "$dir/$name/data"
+[cluster]
+token = "bench-restore-$mb"
+[agent]
+api_listen = "$h:$api"
+http_listen = "$h:$(port "$h")"
+[etcd]
+binary = "$ETCD"
+etcdctl = "$ETCDCTL"
+EOF
+    "$AGENT" --config "$dir/$name/agent.toml" >"$dir/$name/agent.log" 2>&1 &
+    PIDS+=($!)
+    agent_pids+=($!)
+    apis+=("$h:$api")
+  done
+  for a in "${apis[@]}"; do
+    for _ in $(seq 1 100); do
+      "$FLEET" agent status --host "$a" >/dev/null 2>&1 && break
+      sleep 0.1
+    done
+  done
+  local t0 t1
+  t0=$(now)
+  "$FLEET" --fleet "$dir/fleet.toml" bootstrap --hosts "$(
+    IFS=,
+    echo "${apis[*]}"
+  )" --cluster "bench-restore-$mb" --from-snapshot "$dir/backup.db" --timeout 5m \
+    >"$dir/bootstrap.log" 2>&1 ||
+    { echo "bootstrap --from-snapshot failed:" >&2; cat "$dir/bootstrap.log" >&2; return 1; }
+  t1=$(now)
+  FLEET_S=$(elapsed "$t0" "$t1")
+  local n
+  n=$("$FLEET" --fleet "$dir/fleet.toml" get bench/ --prefix --count-only)
+  [ "$n" = "$mb" ] || { echo "expected $mb keys after the restore, found $n" >&2; return 1; }
+  for p in "${agent_pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  for p in "${agent_pids[@]}"; do wait "$p" 2>/dev/null || true; done
+
+  # The reference: etcdctl snapshot restore x3 (in parallel) + three raw etcds.
+  local ic="" cps=() pps=() eps=()
+  for i in 5 6 7; do
+    cps+=("$(port "127.0.0.4$i")")
+    pps+=("$(port "127.0.0.4$i")")
+  done
+  for k in 0 1 2; do
+    ic+="${ic:+,}r$k=http://127.0.0.4$((k + 5)):${pps[$k]}"
+    eps+=("127.0.0.4$((k + 5)):${cps[$k]}")
+  done
+  t0=$(now)
+  local rpids=()
+  for k in 0 1 2; do
+    ETCDCTL_API=3 "$ETCDCTL" snapshot restore "$dir/backup.db" --name "r$k" --initial-cluster "$ic" \
+      --initial-cluster-token "ref-$mb" \
+      --initial-advertise-peer-urls "http://127.0.0.4$((k + 5)):${pps[$k]}" \
+      --data-dir "$dir/ref$k" >"$dir/ref$k.restore.log" 2>&1 &
+    rpids+=($!)
+  done
+  for p in "${rpids[@]}"; do wait "$p"; done
+  for k in 0 1 2; do
+    local h="127.0.0.4$((k + 5))"
+    "$ETCD" --name "r$k" --data-dir "$dir/ref$k" --listen-client-urls "http://$h:${cps[$k]}" \
+      --advertise-client-urls "http://$h:${cps[$k]}" --listen-peer-urls "http://$h:${pps[$k]}" \
+      --initial-advertise-peer-urls "http://$h:${pps[$k]}" --initial-cluster "$ic" \
+      --initial-cluster-token "ref-$mb" >"$dir/ref$k.log" 2>&1 &
+    PIDS+=($!)
+  done
+  for _ in $(seq 1 3000); do
+    ETCDCTL_API=3 "$ETCDCTL" --endpoints "$(
+      IFS=,
+      echo "${eps[*]}"
+    )" endpoint health >/dev/null 2>&1 && break
+    sleep 0.05
+  done
+  t1=$(now)
+  REF_S=$(elapsed "$t0" "$t1")
+  n=$("$FLEET" --endpoints "${eps[0]}" get bench/ --prefix --count-only)
+  [ "$n" = "$mb" ] || { echo "reference: expected $mb keys, found $n" >&2; return 1; }
+  rm -rf "$dir"
+}
+
+for mb in "$SMALL" "$LARGE"; do
+  echo "restore of a 3-member cluster from a snapshot of $mb MB ..."
+  round "$mb"
+  awk -v f="$FLEET_S" -v r="$REF_S" -v mb="$mb" 'BEGIN {
+    printf "  %d MB: etcd-fleet bootstrap --from-snapshot %.2f s; etcdctl snapshot restore x3 + etcd start %.2f s (%.2fx)\n",
+      mb, f, r, f / r }'
+  # the raw etcds of the reference
+  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
+  for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
+  PIDS=()
+done
