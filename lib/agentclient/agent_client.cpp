@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <fstream>
-#include <vector>
 
 #include "etcd/endpoint.hpp"
 
@@ -158,14 +157,17 @@ Result<v1::UploadSnapshotResponse> AgentClient::uploadSnapshot(
   first.set_cluster_token(cluster_token);
   bool open = writer->Write(first);
   constexpr std::size_t kChunk = 1U << 20;  // the agent takes at most 1 MiB per message
-  std::vector<char> buf(kChunk);
   std::uint64_t sent = 0;
+  // One message, read into in place: a fresh 1 MiB buffer per chunk costs a copy and page faults
+  // that showed as most of etcd-fleet's CPU time in a profile of a 130 MB upload.
+  v1::UploadSnapshotRequest msg;
+  std::string& chunk = *msg.mutable_chunk();
   while (open && in) {
-    in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
+    chunk.resize(kChunk);
+    in.read(chunk.data(), static_cast<std::streamsize>(kChunk));
     const auto n = static_cast<std::size_t>(in.gcount());
     if (n == 0) break;
-    v1::UploadSnapshotRequest msg;
-    msg.set_chunk(buf.data(), n);
+    chunk.resize(n);
     open = writer->Write(msg);  // false: the agent ended the call; Finish() says why
     sent += n;
     if (open && progress) progress(sent);
