@@ -3,6 +3,7 @@
 // drill), and the refusals (a corrupted file, --mode discovery, an agent that holds a plan).
 
 #include <gtest/gtest.h>
+#include <openssl/evp.h>
 
 #include <chrono>
 #include <cstdio>
@@ -340,6 +341,73 @@ TEST(Restore, AFailingEtcdctlLeavesTheMemberUnstartedWithItsLastLines) {
     return std::string((std::istreambuf_iterator<char>(l)), std::istreambuf_iterator<char>());
   }();
   EXPECT_NE(log.find("etcdctl: Error: simulated: the disk is on fire"), std::string::npos) << log;
+}
+
+// A restore takes a while for a big snapshot: the agent says so, and StopMember interrupts it
+// (the half-restored dir is deleted); StartMember runs it again.
+TEST(Restore, ARunningRestoreShowsInTheStatusAndStopInterruptsIt) {
+  TempDir dir;
+  const std::string snapshot = dir.path() + "/backup.db";
+  {
+    // Any file with etcd's trailer passes the upload's checks; the fake etcdctl never reads it.
+    std::string db(8192, 'x');
+    std::ofstream(snapshot, std::ios::binary) << db;
+  }
+  const std::string script = dir.path() + "/etcdctl";
+  std::ofstream(script) << "#!/bin/sh\nmkdir -p \"${13}\"\necho started\nexec sleep 60\n";
+  fs::permissions(script, fs::perms::owner_all);
+  AgentHarness agent(dir.path(), AgentOptions{.name = "m1",
+                                              .host = "127.0.0.64",
+                                              .token = "slow",
+                                              .extra_config = "etcdctl = \"" + script + "\"\n"});
+  agent.start();
+  agent.waitFor([](const auto& s) { return s.phase() == v1::MEMBER_PHASE_WAITING; });
+  // A real snapshot's shape: data, then its sha256.
+  {
+    std::ifstream in(snapshot, std::ios::binary);
+    std::string db((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    unsigned char sum[32];
+    unsigned int len = 0;
+    EVP_Digest(db.data(), db.size(), sum, &len, EVP_sha256(), nullptr);
+    std::ofstream(snapshot, std::ios::binary | std::ios::app)
+        .write(reinterpret_cast<const char*>(sum), len);
+  }
+  auto local = fleet::checkLocalSnapshot(snapshot);
+  ASSERT_TRUE(local) << local.error().message;
+  auto up = agent.client().uploadSnapshot(snapshot, "slow", local->size, local->sha256_hex);
+  ASSERT_TRUE(up) << up.error().message;
+  auto plan = agent.plan(v1::PLAN_MODE_NEW);
+  plan.set_cluster_token("slow");
+  plan.set_restore_snapshot(up->path());
+  ASSERT_TRUE(agent.client().applyPlan(plan));
+
+  const std::string tmp = agent.dataRoot() + "/m1/data.restore";
+  auto s = agent.waitFor([](const auto& st) {
+    return st.status_line().find("restoring from snapshot") != std::string::npos;
+  });
+  EXPECT_NE(s.status_line().find("member m1 · restoring from snapshot " + up->path()),
+            std::string::npos)
+      << s.status_line();
+  EXPECT_EQ(s.phase(), v1::MEMBER_PHASE_STARTING);
+  for (int k = 0; k < 50 && !fs::exists(tmp); ++k) std::this_thread::sleep_for(100ms);
+  EXPECT_TRUE(fs::exists(tmp));
+
+  const auto t0 = std::chrono::steady_clock::now();
+  auto stopped = agent.client().stopMember();
+  ASSERT_TRUE(stopped) << stopped.error().message;
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, 10s);
+  EXPECT_EQ(stopped->phase(), v1::MEMBER_PHASE_STOPPED);
+  EXPECT_FALSE(fs::exists(tmp));
+  EXPECT_TRUE(fs::exists(up->path()));  // kept for the next attempt
+
+  ASSERT_TRUE(agent.client().startMember());
+  s = agent.waitFor([](const auto& st) {
+    return st.status_line().find("restoring from snapshot") != std::string::npos;
+  });
+  EXPECT_NE(s.status_line().find("restoring from snapshot"), std::string::npos) << s.status_line();
+  ASSERT_TRUE(agent.client().removeMember());
+  EXPECT_FALSE(fs::exists(up->path()));
+  EXPECT_FALSE(fs::exists(tmp));
 }
 
 }  // namespace
