@@ -527,8 +527,8 @@ CommandResult runBootstrap(Context& ctx) {
 
   if (auto saved = saveInventory(bs::makeInventory(fleet_path, token, plans, ids)); !saved)
     return failWith(saved.error().message);
-  err << "cluster \"" << token << "\" is healthy with " << n << " members; inventory written to "
-      << fleet_path << "\n";
+  err << "cluster \"" << token << "\" is healthy with " << n << (n == 1 ? " member" : " members")
+      << "; inventory written to " << fleet_path << "\n";
   ctx.out() << finalTable(plans, ids, roles);
   return {};
 }
