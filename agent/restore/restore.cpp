@@ -1,7 +1,6 @@
 #include "agent/restore/restore.hpp"
 
 #include <fcntl.h>
-#include <openssl/evp.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
@@ -12,6 +11,7 @@
 #include <filesystem>
 
 #include "agent/supervisor/etcd_flags.hpp"
+#include "common/encoding.hpp"
 
 namespace etcdagent::agent {
 namespace {
@@ -106,33 +106,7 @@ std::vector<std::string> restoreCommandLine(const AgentConfig& config, const v1:
           target_dir};
 }
 
-std::string toHex(std::string_view bytes) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string out;
-  out.reserve(bytes.size() * 2);
-  for (unsigned char c : bytes) {
-    out += kDigits[c >> 4];
-    out += kDigits[c & 15];
-  }
-  return out;
-}
-
 // ---- receiver -------------------------------------------------------------------------------
-
-struct SnapshotReceiver::Hashes {
-  EVP_MD_CTX* whole = EVP_MD_CTX_new();  // sha256 of the file, as sha256sum prints it
-  EVP_MD_CTX* data = EVP_MD_CTX_new();   // sha256 of all but the trailer: must equal the trailer
-  Hashes() {
-    EVP_DigestInit_ex(whole, EVP_sha256(), nullptr);
-    EVP_DigestInit_ex(data, EVP_sha256(), nullptr);
-  }
-  ~Hashes() {
-    EVP_MD_CTX_free(whole);
-    EVP_MD_CTX_free(data);
-  }
-  Hashes(const Hashes&) = delete;
-  Hashes& operator=(const Hashes&) = delete;
-};
 
 SnapshotReceiver::SnapshotReceiver(std::string path, UniqueFd fd, std::uint64_t size,
                                    std::string sha256_hex)
@@ -140,8 +114,7 @@ SnapshotReceiver::SnapshotReceiver(std::string path, UniqueFd fd, std::uint64_t 
       part_(path_ + ".part"),
       fd_(std::move(fd)),
       size_(size),
-      sha256_hex_(std::move(sha256_hex)),
-      hashes_(std::make_unique<Hashes>()) {}
+      sha256_hex_(std::move(sha256_hex)) {}
 
 SnapshotReceiver::~SnapshotReceiver() {
   abort();
@@ -153,7 +126,7 @@ Result<std::unique_ptr<SnapshotReceiver>> SnapshotReceiver::create(const AgentCo
                                                                    std::string sha256_hex) {
   auto path = uploadPath(config, token);
   if (!path) return fail(path.error());
-  if (size <= kSnapshotTrailerSize) {
+  if (size <= kSnapshotHashSize) {
     return fail(Errc::kInvalidArgument, "the upload announces " + std::to_string(size) +
                                             " bytes: too short for an etcd snapshot");
   }
@@ -190,19 +163,8 @@ Result<void> SnapshotReceiver::write(std::string_view chunk) {
                 "the upload sent more than the " + std::to_string(size_) + " bytes it announced");
   }
   received_ += chunk.size();
-  EVP_DigestUpdate(hashes_->whole, chunk.data(), chunk.size());
-  // All but the last 32 bytes seen so far are data (see fleet's SnapshotDigest).
-  if (tail_.size() + chunk.size() <= kSnapshotTrailerSize) {
-    tail_.append(chunk);
-  } else {
-    const std::size_t hash_now = tail_.size() + chunk.size() - kSnapshotTrailerSize;
-    const std::size_t from_tail = std::min(hash_now, tail_.size());
-    EVP_DigestUpdate(hashes_->data, tail_.data(), from_tail);
-    EVP_DigestUpdate(hashes_->data, chunk.data(), hash_now - from_tail);
-    std::string rest = tail_.substr(from_tail);
-    rest.append(chunk.substr(hash_now - from_tail));
-    tail_ = std::move(rest);
-  }
+  whole_.update(chunk);
+  digest_.update(chunk);
   while (!chunk.empty()) {
     ssize_t n = ::write(fd_.get(), chunk.data(), chunk.size());
     if (n < 0) {
@@ -222,21 +184,13 @@ Result<v1::UploadSnapshotResponse> SnapshotReceiver::commit() {
                                             " of the " + std::to_string(size_) +
                                             " bytes it announced");
   }
-  std::array<unsigned char, EVP_MAX_MD_SIZE> whole{};
-  std::array<unsigned char, EVP_MAX_MD_SIZE> data{};
-  unsigned int whole_len = 0;
-  unsigned int data_len = 0;
-  EVP_DigestFinal_ex(hashes_->whole, whole.data(), &whole_len);
-  EVP_DigestFinal_ex(hashes_->data, data.data(), &data_len);
-  const std::string whole_hex =
-      toHex({reinterpret_cast<const char*>(whole.data()), static_cast<std::size_t>(whole_len)});
+  const std::string whole_hex = hexEncode(whole_.finish());
   if (whole_hex != sha256_hex_) {
     abort();
     return fail(Errc::kInvalidArgument, "the upload's sha256 is " + whole_hex + ", not the " +
                                             sha256_hex_ + " announced: corrupted on the way");
   }
-  if (data_len != kSnapshotTrailerSize || tail_.size() != kSnapshotTrailerSize ||
-      std::memcmp(data.data(), tail_.data(), kSnapshotTrailerSize) != 0) {
+  if (!digest_.finish()) {
     abort();
     return fail(Errc::kInvalidArgument,
                 "the upload is not an etcd snapshot: its last 32 bytes are not the sha256 of the "

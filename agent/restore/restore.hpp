@@ -17,11 +17,11 @@
 #include "agent/config/agent_config.hpp"
 #include "common/error.hpp"
 #include "common/file_util.hpp"
+#include "common/snapshot_digest.hpp"
 #include "etcdagent/v1/agent.pb.h"
 
 namespace etcdagent::agent {
 
-inline constexpr std::size_t kSnapshotTrailerSize = 32;   // etcd appends sha256(db)
 inline constexpr std::size_t kMaxUploadChunk = 1U << 20;  // 1 MiB per UploadSnapshot message
 
 // <data_root>/restore/<member>: where uploads live (mode 0700).
@@ -47,9 +47,6 @@ Result<void> checkRoom(std::uint64_t snapshot_size, std::uint64_t available,
 std::vector<std::string> restoreCommandLine(const AgentConfig& config, const v1::MemberState& state,
                                             const std::string& target_dir);
 
-// Lowercase hex of bytes.
-std::string toHex(std::string_view bytes);
-
 // Receives one upload: <token>.db.part (0600, truncated), then on commit(): size, sha256 of the
 // whole file, etcd's sha256 trailer, fsync, rename to .db, fsync the directory. Destroyed without
 // a successful commit(), it removes the .part.
@@ -70,7 +67,6 @@ class SnapshotReceiver {
   [[nodiscard]] std::uint64_t received() const { return received_; }
 
  private:
-  struct Hashes;
   SnapshotReceiver(std::string path, UniqueFd fd, std::uint64_t size, std::string sha256_hex);
   void abort();
 
@@ -80,8 +76,8 @@ class SnapshotReceiver {
   std::uint64_t size_;
   std::string sha256_hex_;
   std::uint64_t received_ = 0;
-  std::unique_ptr<Hashes> hashes_;
-  std::string tail_;  // the last (up to) 32 bytes seen: the trailer candidate, not in `data` yet
+  Sha256 whole_;           // of the file, as sha256sum prints it: must be the announced one
+  SnapshotDigest digest_;  // etcd's trailer
   bool done_ = false;
 };
 

@@ -1,7 +1,6 @@
 #include "fleetctl/commands/bootstrap_restore.hpp"
 
 #include <fcntl.h>
-#include <openssl/evp.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -15,29 +14,13 @@
 #include <string_view>
 
 #include "common/file_util.hpp"
+#include "common/snapshot_digest.hpp"
 
 namespace etcdagent::fleet {
 namespace {
 
 // Files from this size on get per-agent progress lines.
 constexpr std::uint64_t kProgressFrom = 16ULL << 20;
-
-std::string hex(const unsigned char* bytes, std::size_t n) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string out;
-  for (std::size_t i = 0; i < n; ++i) {
-    out += kDigits[bytes[i] >> 4];
-    out += kDigits[bytes[i] & 15];
-  }
-  return out;
-}
-
-std::string sha256Hex(std::string_view data) {
-  std::array<unsigned char, EVP_MAX_MD_SIZE> sum{};
-  unsigned int len = 0;
-  EVP_Digest(data.data(), data.size(), sum.data(), &len, EVP_sha256(), nullptr);
-  return hex(sum.data(), len);
-}
 
 }  // namespace
 

@@ -4,7 +4,6 @@
 #include "fleetctl/commands/snapshot.hpp"
 
 #include <fcntl.h>
-#include <openssl/evp.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -26,56 +25,6 @@
 namespace etcdagent::fleet {
 
 // ---- sha256 trailer -------------------------------------------------------------------------
-
-struct SnapshotDigest::State {
-  EVP_MD_CTX* ctx = nullptr;
-  State() : ctx(EVP_MD_CTX_new()) { EVP_DigestInit_ex(ctx, EVP_sha256(), nullptr); }
-  ~State() { EVP_MD_CTX_free(ctx); }
-  State(const State&) = delete;
-  State& operator=(const State&) = delete;
-};
-
-SnapshotDigest::SnapshotDigest() : state_(std::make_unique<State>()) {}
-SnapshotDigest::~SnapshotDigest() = default;
-
-void SnapshotDigest::update(std::string_view chunk) {
-  size_ += chunk.size();
-  // Everything but the last 32 bytes seen so far is data: hash it, keep the rest as the tail.
-  if (tail_.size() + chunk.size() <= kSnapshotHashSize) {
-    tail_.append(chunk);
-    return;
-  }
-  const std::size_t total = tail_.size() + chunk.size();
-  const std::size_t hash_now = total - kSnapshotHashSize;
-  const std::size_t from_tail = std::min(hash_now, tail_.size());
-  EVP_DigestUpdate(state_->ctx, tail_.data(), from_tail);
-  EVP_DigestUpdate(state_->ctx, chunk.data(), hash_now - from_tail);
-  std::string rest = tail_.substr(from_tail);
-  rest.append(chunk.substr(hash_now - from_tail));
-  tail_ = std::move(rest);
-}
-
-Result<void> SnapshotDigest::finish() {
-  if (size_ < kSnapshotHashSize) {
-    return fail(Errc::kInternal, "the snapshot is too short (" + std::to_string(size_) +
-                                     " bytes) to end with its sha256 checksum");
-  }
-  std::array<unsigned char, EVP_MAX_MD_SIZE> sum{};
-  unsigned int len = 0;
-  EVP_DigestFinal_ex(state_->ctx, sum.data(), &len);
-  if (len != kSnapshotHashSize || std::memcmp(sum.data(), tail_.data(), len) != 0) {
-    return fail(Errc::kInternal, "the snapshot's sha256 checksum does not match its " +
-                                     std::to_string(size_ - kSnapshotHashSize) +
-                                     " bytes of data (corrupted)");
-  }
-  return {};
-}
-
-Result<void> verifySnapshotBytes(std::string_view bytes) {
-  SnapshotDigest d;
-  d.update(bytes);
-  return d.finish();
-}
 
 Result<void> verifySnapshotFile(const std::string& path) {
   auto bytes = readFile(path);

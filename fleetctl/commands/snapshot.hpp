@@ -4,10 +4,8 @@
 
 // snapshot save / status, and the pure pieces they are built from.
 //
-// etcd's Maintenance.Snapshot streams the member's bbolt file followed by one last message that
-// holds the sha256 of everything before it; `etcdctl snapshot restore` checks that trailer. We
-// check it too, before the file gets its final name: a snapshot that lost bytes on the way is
-// never saved as if it were good.
+// A snapshot is saved under its final name only after its sha256 trailer was checked
+// (common/snapshot_digest.hpp): one that lost bytes on the way is never saved as if it were good.
 
 #include <cstdint>
 #include <memory>
@@ -16,34 +14,13 @@
 
 #include "common/error.hpp"
 #include "common/file_util.hpp"
+#include "common/snapshot_digest.hpp"
 #include "fleetctl/cli/command.hpp"
 
 namespace etcdagent::fleet {
 
-inline constexpr std::size_t kSnapshotHashSize = 32;  // sha256
-
-// Incremental check of "data || sha256(data)": feed the stream in any chunking, then finish().
-class SnapshotDigest {
- public:
-  SnapshotDigest();
-  ~SnapshotDigest();
-  SnapshotDigest(const SnapshotDigest&) = delete;
-  SnapshotDigest& operator=(const SnapshotDigest&) = delete;
-
-  void update(std::string_view chunk);
-  // Fails when fewer than 32 bytes came or the last 32 bytes are not the sha256 of the rest.
-  Result<void> finish();
-  [[nodiscard]] std::uint64_t size() const { return size_; }
-
- private:
-  struct State;
-  std::unique_ptr<State> state_;
-  std::string tail_;  // the last (up to) 32 bytes seen, not hashed yet
-  std::uint64_t size_ = 0;
-};
-
-// The whole check on bytes in memory / on a file (as `etcdctl snapshot restore` does it).
-Result<void> verifySnapshotBytes(std::string_view bytes);
+// The whole check on a file (as `etcdctl snapshot restore` does it); on bytes in memory:
+// verifySnapshotBytes (common/snapshot_digest.hpp).
 Result<void> verifySnapshotFile(const std::string& path);
 
 // Writes a snapshot to PATH.part (mode 0600, truncated if it exists, as etcdctl does) and, on

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "common/encoding.hpp"
 #include "fleetctl/commands/bootstrap_restore.hpp"
 
 namespace etcdagent {
@@ -130,7 +131,7 @@ TEST(SnapshotReceiver, WritesThePartChecksAndRenamesWithPrivateModes) {
   TempDir dir;
   auto c = configAt(dir.path());
   const std::string snap = snapshotOf(3 << 20);
-  const std::string hex = agent::toHex(sha256(snap));
+  const std::string hex = hexEncode(sha256(snap));
   auto rx = agent::SnapshotReceiver::create(c, "prod-1", snap.size(), hex);
   ASSERT_TRUE(rx) << rx.error().message;
   const std::string part = dir.path() + "/restore/m2/prod-1.db.part";
@@ -166,7 +167,7 @@ TEST(SnapshotReceiver, RefusesAWrongHashAShortUploadAndANonSnapshotAndLeavesNoPa
   }
   EXPECT_FALSE(fs::exists(part));
   {  // fewer bytes than announced
-    auto rx = agent::SnapshotReceiver::create(c, "t", snap.size(), agent::toHex(sha256(snap)));
+    auto rx = agent::SnapshotReceiver::create(c, "t", snap.size(), hexEncode(sha256(snap)));
     ASSERT_TRUE(rx);
     ASSERT_TRUE((*rx)->write(std::string_view(snap).substr(0, 1000)));
     auto r = (*rx)->commit();
@@ -175,13 +176,13 @@ TEST(SnapshotReceiver, RefusesAWrongHashAShortUploadAndANonSnapshotAndLeavesNoPa
         << r.error().message;
   }
   {  // more bytes than announced
-    auto rx = agent::SnapshotReceiver::create(c, "t", 1000, agent::toHex(sha256(snap)));
+    auto rx = agent::SnapshotReceiver::create(c, "t", 1000, hexEncode(sha256(snap)));
     ASSERT_TRUE(rx);
     EXPECT_FALSE((*rx)->write(snap));
   }
   {  // the right sha256 of a file that has no etcd trailer
     std::string text(5000, 'x');
-    auto rx = agent::SnapshotReceiver::create(c, "t", text.size(), agent::toHex(sha256(text)));
+    auto rx = agent::SnapshotReceiver::create(c, "t", text.size(), hexEncode(sha256(text)));
     ASSERT_TRUE(rx);
     ASSERT_TRUE((*rx)->write(text));
     auto r = (*rx)->commit();
@@ -207,7 +208,7 @@ TEST(LocalSnapshot, ChecksTheTrailerAndNamesTheFile) {
   auto ok = fleet::checkLocalSnapshot(good);
   ASSERT_TRUE(ok) << ok.error().message;
   EXPECT_EQ(ok->size, snap.size());
-  EXPECT_EQ(ok->sha256_hex, agent::toHex(sha256(snap)));
+  EXPECT_EQ(ok->sha256_hex, hexEncode(sha256(snap)));
   EXPECT_FALSE(ok->status);  // not a bbolt file: no revision, still a valid trailer
   EXPECT_EQ(fleet::describeSnapshot(*ok).rfind(good + ": 8.2 kB, sha256 " + ok->sha256_hex, 0), 0U)
       << fleet::describeSnapshot(*ok);

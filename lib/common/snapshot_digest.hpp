@@ -1,0 +1,58 @@
+#pragma once
+
+// sha256, and the check of etcd's snapshot trailer, shared by `etcd-fleet snapshot save` /
+// `bootstrap --from-snapshot` and the agent's UploadSnapshot.
+//
+// etcd's Maintenance.Snapshot streams the member's bbolt file followed by the sha256 of
+// everything before it; `etcdctl snapshot restore` checks that trailer, and so do we before a
+// snapshot gets its final name anywhere.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "common/error.hpp"
+
+namespace etcdagent {
+
+inline constexpr std::size_t kSnapshotHashSize = 32;  // sha256
+
+// sha256 (OpenSSL), fed in any chunking.
+class Sha256 {
+ public:
+  Sha256();
+  ~Sha256();
+  Sha256(const Sha256&) = delete;
+  Sha256& operator=(const Sha256&) = delete;
+
+  void update(std::string_view bytes);
+  // The 32-byte digest; the object is spent afterwards.
+  std::string finish();
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+// Lower-case hex of the sha256 of `bytes`, as sha256sum prints it.
+std::string sha256Hex(std::string_view bytes);
+
+// Incremental check of "data || sha256(data)": feed the stream in any chunking, then finish().
+class SnapshotDigest {
+ public:
+  void update(std::string_view chunk);
+  // Fails when fewer than 32 bytes came or the last 32 bytes are not the sha256 of the rest.
+  Result<void> finish();
+  [[nodiscard]] std::uint64_t size() const { return size_; }
+
+ private:
+  Sha256 data_;
+  std::string tail_;  // the last (up to) 32 bytes seen, not hashed yet
+  std::uint64_t size_ = 0;
+};
+
+// The whole check on bytes in memory.
+Result<void> verifySnapshotBytes(std::string_view bytes);
+
+}  // namespace etcdagent
