@@ -14,31 +14,10 @@ SMALL=${2:-10}
 LARGE=${3:-200}
 ETCD=$(command -v etcd || echo /usr/bin/etcd)
 HOSTS=(127.0.0.21 127.0.0.22 127.0.0.23 127.0.0.24)
-WORK=$(mktemp -d /tmp/bench-replace.XXXXXX)
-PIDS=()
-cleanup() {
-  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
-  for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
-  rm -rf "$WORK"
-}
-trap cleanup EXIT INT TERM
-
-# Copies: a rebuild while the benchmark runs must not swap the binaries under it (and one being
-# linked right now is not copied half-written: both must run; bounded).
-FLEET="$WORK/etcd-fleet"
-AGENT="$WORK/etcd-agent"
-for _ in $(seq 1 60); do
-  cp "$BUILD/fleetctl/etcd-fleet" "$BUILD/agent/etcd-agent" "$WORK/" 2>/dev/null &&
-    "$FLEET" version >/dev/null 2>&1 && "$AGENT" --version >/dev/null 2>&1 && break
-  sleep 2
-done
-
-# A free TCP port on HOST (bound there for a moment).
-port() {
-  python3 -c 'import socket, sys
-s = socket.socket(); s.bind((sys.argv[1], 0)); print(s.getsockname()[1])' "$1"
-}
-now() { date +%s.%N; }
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+source "$(dirname "$0")/lib.sh"
+bench_init replace
+bench_copy_binaries "$BUILD"
 
 head -c 1048576 /dev/urandom >"$WORK/value"
 

@@ -15,30 +15,10 @@ SMALL=${2:-10}
 LARGE=${3:-100}
 ETCD=$(command -v etcd || echo /usr/bin/etcd)
 ETCDCTL=$(command -v etcdctl || echo /usr/bin/etcdctl)
-WORK=$(mktemp -d /tmp/bench-restore.XXXXXX)
-PIDS=()
-cleanup() {
-  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
-  for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
-  rm -rf "$WORK"
-}
-trap cleanup EXIT INT TERM
-
-# Copies: a rebuild while the benchmark runs must not swap the binaries under it.
-FLEET="$WORK/etcd-fleet"
-AGENT="$WORK/etcd-agent"
-for _ in $(seq 1 60); do
-  cp "$BUILD/fleetctl/etcd-fleet" "$BUILD/agent/etcd-agent" "$WORK/" 2>/dev/null &&
-    "$FLEET" version >/dev/null 2>&1 && "$AGENT" --version >/dev/null 2>&1 && break
-  sleep 2
-done
-
-port() {
-  python3 -c 'import socket, sys
-s = socket.socket(); s.bind((sys.argv[1], 0)); print(s.getsockname()[1])' "$1"
-}
-now() { date +%s.%N; }
-elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b - a }'; }
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+source "$(dirname "$0")/lib.sh"
+bench_init restore
+bench_copy_binaries "$BUILD"
 
 head -c 1048576 /dev/urandom >"$WORK/value"
 
@@ -165,7 +145,5 @@ for mb in "$SMALL" "$LARGE"; do
     printf "  %d MB: etcd-fleet bootstrap --from-snapshot %.2f s; etcdctl snapshot restore x3 + etcd start %.2f s (%.2fx)\n",
       mb, f, r, f / r }'
   # the raw etcds of the reference
-  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
-  for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
-  PIDS=()
+  bench_stop_pids
 done

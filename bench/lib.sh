@@ -1,0 +1,49 @@
+# shellcheck shell=bash
+# What the benchmark scripts share. Source it, then:
+#   bench_init NAME         WORK (a temp dir), PIDS (append every process you start), and an EXIT
+#                           trap that stops those PIDs (only those) and removes WORK
+#   bench_stop_pids         stop every PID in PIDS now and empty the list
+#   bench_copy_binaries BUILD_DIR
+#                           FLEET and AGENT: copies in WORK, so that a rebuild while the benchmark
+#                           runs cannot swap them (a binary being linked right now is retried;
+#                           bounded)
+#   port [HOST]             a free TCP port on HOST (default 127.0.0.1), bound there for a moment
+#   now                     seconds since the epoch, with nanoseconds
+#   elapsed T0 T1           T1 - T0 in seconds, two decimals
+
+bench_stop_pids() {
+  local p
+  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
+  for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
+  PIDS=()
+}
+
+bench_init() {
+  WORK=$(mktemp -d "/tmp/bench-$1.XXXXXX")
+  PIDS=()
+  trap 'bench_stop_pids; rm -rf "$WORK"' EXIT
+  trap 'exit 130' INT
+  trap 'exit 143' TERM
+}
+
+bench_copy_binaries() {
+  FLEET="$WORK/etcd-fleet"
+  AGENT="$WORK/etcd-agent"
+  local _
+  for _ in $(seq 1 60); do
+    cp "$1/fleetctl/etcd-fleet" "$1/agent/etcd-agent" "$WORK/" 2>/dev/null &&
+      "$FLEET" version >/dev/null 2>&1 && "$AGENT" --version >/dev/null 2>&1 && return 0
+    sleep 2
+  done
+  echo "cannot copy runnable etcd-fleet and etcd-agent from $1" >&2
+  return 1
+}
+
+port() {
+  python3 -c 'import socket, sys
+s = socket.socket(); s.bind((sys.argv[1], 0)); print(s.getsockname()[1])' "${1:-127.0.0.1}"
+}
+
+now() { date +%s.%N; }
+
+elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b - a }'; }
