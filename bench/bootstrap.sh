@@ -49,7 +49,9 @@ ports_free() {
   return 1
 }
 
-run_agents() {  # run_agents N DIR -> prints elapsed ms
+# The rounds run in this shell (not in $(...)): the processes they start are in PIDS here, so
+# that a failing round, an interrupt or the end stops them all.
+run_agents() {  # run_agents N DIR -> ELAPSED_MS
   local n=$1 d=$2 hosts="" t0 t1
   ports_free "$n"
   t0=$(ms)
@@ -81,10 +83,10 @@ EOT
   fi
   t1=$(ms)
   stop_all
-  echo $((t1 - t0))
+  ELAPSED_MS=$((t1 - t0))
 }
 
-run_raw() {  # run_raw N DIR -> prints elapsed ms
+run_raw() {  # run_raw N DIR -> ELAPSED_MS
   local n=$1 d=$2 initial="" endpoints="" t0 t1
   for i in $(seq 1 "$n"); do
     initial+="${initial:+,}m$i=http://$(host "$i"):2380"
@@ -113,7 +115,7 @@ run_raw() {  # run_raw N DIR -> prints elapsed ms
   t1=$(ms)
   stop_all
   [ "$ok" -eq 1 ] || { echo "raw etcd cluster of $n never became healthy" >&2; return 1; }
-  echo $((t1 - t0))
+  ELAPSED_MS=$((t1 - t0))
 }
 
 median() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
@@ -123,8 +125,10 @@ for n in $SIZES; do
   echo "== bootstrap of $n members on 127.0.0.11..$((10 + n)) ($ROUNDS rounds, alternating)"
   ta=(); tr=()
   for r in $(seq 1 "$ROUNDS"); do
-    ta+=("$(run_agents "$n" "$WORK/a$n-$r")")
-    tr+=("$(run_raw "$n" "$WORK/r$n-$r")")
+    run_agents "$n" "$WORK/a$n-$r"
+    ta+=("$ELAPSED_MS")
+    run_raw "$n" "$WORK/r$n-$r"
+    tr+=("$ELAPSED_MS")
   done
   ma=$(median "${ta[@]}"); mr=$(median "${tr[@]}")
   echo "etcd-fleet bootstrap (agents started + bootstrap): median ${ma} ms (${ta[*]})"

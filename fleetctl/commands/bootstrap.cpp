@@ -477,6 +477,9 @@ CommandResult runBootstrap(Context& ctx) {
     config.endpoints = {m.client_url.substr(m.client_url.find("://") + 3)};
     config.dial_timeout = 300ms;
     config.command_timeout = 1s;
+    // The members start listening within a second or so; gRPC's growing reconnect backoff would
+    // notice that only up to a second later.
+    config.max_reconnect_backoff = 100ms;
     auto c = etcd::Client::create(config);
     if (!c) return failWith(m.spec.host + ": " + c.error().message);
     etcds.push_back(std::move(*c));

@@ -5,6 +5,7 @@
 #include <grpcpp/security/tls_credentials_options.h>
 #include <grpcpp/support/channel_arguments.h>
 
+#include <algorithm>
 #include <climits>
 #include <thread>
 
@@ -118,8 +119,9 @@ std::shared_ptr<grpc::Channel> Client::channelFor(std::size_t slot) {
     args.SetInt(GRPC_ARG_MAX_RECEIVE_MESSAGE_LENGTH, INT_MAX);
     args.SetInt(GRPC_ARG_MAX_SEND_MESSAGE_LENGTH, 2 * 1024 * 1024 + 4096);
     // Reconnect quickly after a member restarts instead of gRPC's default 1 s..120 s backoff.
-    args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
-    args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
+    const int max_backoff = std::max(toMillis(config_.max_reconnect_backoff), 10);
+    args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, std::min(100, max_backoff));
+    args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, max_backoff);
     args.SetInt(GRPC_ARG_ENABLE_RETRIES, 0);
     // One process talks to one member per endpoint: no need for gRPC's global subchannel pool.
     args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);

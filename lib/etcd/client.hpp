@@ -51,6 +51,10 @@ struct ClientConfig {
   Duration command_timeout = 5s;
   Duration keepalive_time = 2s;
   Duration keepalive_timeout = 6s;
+  // The longest wait between two connection attempts to an endpoint that refused (gRPC's backoff
+  // starts at 100 ms, or at this when lower, and grows by 1.6). A caller waiting for a member that
+  // is starting lowers it, so that it sees the member within that much of its listening.
+  Duration max_reconnect_backoff = 1s;
   std::string user;      // user name (the CLI splits "user:password")
   std::string password;  // empty = no token is asked for (etcdctl's rule)
   TlsConfig tls;
