@@ -63,6 +63,9 @@ HealthProber::HealthProber(boost::asio::io_context& io, std::string endpoint) : 
   cfg.endpoints = {std::move(endpoint)};
   cfg.dial_timeout = 1s;
   cfg.command_timeout = 2s;
+  // Our own member, starting: reconnect at least as often as it is probed while it starts, or a
+  // member that began listening would be seen healthy up to a second late.
+  cfg.max_reconnect_backoff = 250ms;
   auto c = etcd::Client::create(cfg);
   if (c) {
     client_ = std::move(*c);
