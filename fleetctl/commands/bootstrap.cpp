@@ -541,14 +541,17 @@ CommandResult runBootstrap(Context& ctx) {
 std::vector<Command> bootstrapCommands() {
   return {{.name = "bootstrap",
            .usage = "bootstrap --hosts H1,H2,H3 [--names m1,m2,m3] [--cluster TOKEN] "
-                    "[--mode static|discovery]",
+                    "[--mode static|discovery] [--from-snapshot FILE]",
            .summary = "Forms a new etcd cluster from the etcd-agents on the given hosts",
            .description =
                "\tAsks every agent for its identity and ports (Preflight), computes one plan,\n"
                "\thands it to all agents, waits until every member is healthy and one leads,\n"
                "\tand writes the fleet inventory (--fleet). Re-running it continues an\n"
                "\tunfinished bootstrap or reports a healthy cluster unchanged. --abort stops\n"
-               "\tand wipes the members that never became healthy.",
+               "\tand wipes the members that never became healthy. Agents that all hold\n"
+               "\tmembers of one cluster already (formed from agent.toml) are adopted: it\n"
+               "\twaits for that cluster and writes the inventory. --from-snapshot FILE\n"
+               "\tstarts every member of the new cluster from a snapshot.",
            .flags =
                [](FlagSet& fl) {
                  fl.string("hosts", 0, "",
