@@ -348,12 +348,13 @@ CommandResult runBootstrap(Context& ctx) {
   // A cluster formed without this inventory (agents given [bootstrap] discovery in agent.toml, or
   // bootstrapped with another inventory): when no cluster is named and every agent already holds
   // a member of the same one, adopt it: wait for it and write the inventory, change nothing on
-  // the agents. Its members keep the names their agents gave them.
+  // the agents. Its members keep the names their agents gave them. A restore (--from-snapshot)
+  // never adopts: the preflight refuses agents that hold another cluster's member.
   bool adopting = false;
   if (token.empty()) {
     std::vector<v1::AgentStatus> held;
     for (const auto& r : reached) held.push_back(*r);
-    if (auto cluster = bs::heldCluster(held)) {
+    if (auto cluster = bs::heldCluster(held); cluster && !snapshot) {
       token = *cluster;
       adopting = true;
       if (f.getString("names").empty()) {

@@ -17,6 +17,7 @@
 #include "etcd/etcdserverpb/rpc.grpc.pb.h"
 #include "fleetctl/commands/bootstrap_restore.hpp"
 #include "tests/support/agent_harness.hpp"
+#include "tests/support/etcd_cluster.hpp"
 #include "tests/support/fleet_harness.hpp"
 
 namespace etcdagent::testing {
@@ -257,6 +258,14 @@ TEST(Restore, RefusesACorruptedSnapshotDiscoveryAndAnAgentWithAPlan) {
   auto src = source.fleet.agent(0).client().status();
   ASSERT_TRUE(src);
   EXPECT_TRUE(running(*src)) << src->DebugString();
+  // A restore onto agents that run a cluster is refused by the preflight: it never adopts it.
+  auto onto = run({fleetBinary(), "--fleet", f.dir() + "/other.toml", "bootstrap", "--hosts",
+                   source.fleet.agent(0).client().address(), "--from-snapshot", source.snapshot});
+  EXPECT_EQ(onto.exit_code, 1) << onto.err;
+  EXPECT_NE(onto.err.find("already holds member \"m1\" of another cluster"), std::string::npos)
+      << onto.err;
+  EXPECT_EQ(onto.err.find("adopting"), std::string::npos) << onto.err;
+  EXPECT_FALSE(fs::exists(source.fleet.agent(0).dataRoot() + "/restore"));
 
   // A wrong sha256 announced for a real snapshot: refused, no file left.
   up = f.agent(0).client().uploadSnapshot(source.snapshot, "refused", size, std::string(64, '0'));
