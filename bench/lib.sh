@@ -10,6 +10,7 @@
 #   port [HOST]             a free TCP port on HOST (default 127.0.0.1), bound there for a moment
 #   now                     seconds since the epoch, with nanoseconds
 #   elapsed T0 T1           T1 - T0 in seconds, two decimals
+#   bench_start_agent ...   an etcd-agent with its own agent.toml (below)
 
 bench_stop_pids() {
   local p
@@ -47,3 +48,40 @@ s = socket.socket(); s.bind((sys.argv[1], 0)); print(s.getsockname()[1])' "${1:-
 now() { date +%s.%N; }
 
 elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b - a }'; }
+
+# bench_start_agent DIR NAME HOST TOKEN [TOML_LINES]: writes DIR/NAME/agent.toml (free ports on
+# HOST, etcd at $ETCD, TOML_LINES appended to its [etcd] table), starts etcd-agent and waits
+# (bounded: 10 s) until it answers. Sets BENCH_AGENT_API (HOST:PORT) and BENCH_AGENT_PID (also in
+# PIDS).
+bench_start_agent() {
+  local dir=$1 name=$2 h=$3 token=$4 extra=${5:-} api _
+  api=$(port "$h")
+  mkdir -p "$dir/$name"
+  cat >"$dir/$name/agent.toml" <<EOT
+[member]
+name = "$name"
+advertise_host = "$h"
+client_port = $(port "$h")
+peer_port = $(port "$h")
+data_root = "$dir/$name/data"
+[cluster]
+token = "$token"
+[agent]
+api_listen = "$h:$api"
+http_listen = "$h:$(port "$h")"
+[etcd]
+binary = "$ETCD"
+$extra
+EOT
+  "$AGENT" --config "$dir/$name/agent.toml" >"$dir/$name/agent.log" 2>&1 &
+  BENCH_AGENT_PID=$!
+  PIDS+=("$BENCH_AGENT_PID")
+  BENCH_AGENT_API="$h:$api"
+  for _ in $(seq 1 100); do
+    "$FLEET" agent status --host "$BENCH_AGENT_API" >/dev/null 2>&1 && return 0
+    sleep 0.1
+  done
+  echo "etcd-agent $name on $BENCH_AGENT_API did not answer within 10 s:" >&2
+  tail -5 "$dir/$name/agent.log" >&2
+  return 1
+}

@@ -26,36 +26,11 @@ round() {
   local mb=$1 dir="$WORK/round-$1" apis=() agent_pids=()
   mkdir -p "$dir"
   for i in 0 1 2 3; do
-    local h=${HOSTS[$i]} name="m$((i + 1))" api
-    api=$(port "$h")
-    mkdir -p "$dir/$name"
-    cat >"$dir/$name/agent.toml" <<EOF
-[member]
-name = "$name"
-advertise_host = "$h"
-client_port = $(port "$h")
-peer_port = $(port "$h")
-data_root = "$dir/$name/data"
-[cluster]
-token = "bench-replace-$mb"
-[agent]
-api_listen = "$h:$api"
-http_listen = "$h:$(port "$h")"
-[etcd]
-binary = "$ETCD"
-EOF
-    "$AGENT" --config "$dir/$name/agent.toml" >"$dir/$name/agent.log" 2>&1 &
-    PIDS+=($!)
-    agent_pids+=($!)
-    apis+=("$h:$api")
+    bench_start_agent "$dir" "m$((i + 1))" "${HOSTS[$i]}" "bench-replace-$mb"
+    agent_pids+=("$BENCH_AGENT_PID")
+    apis+=("$BENCH_AGENT_API")
   done
   local fleet=("$FLEET" --fleet "$dir/fleet.toml")
-  for a in "${apis[@]}"; do
-    for _ in $(seq 1 100); do
-      "$FLEET" agent status --host "$a" >/dev/null 2>&1 && break
-      sleep 0.1
-    done
-  done
   # The agents answer within a second or two of starting; bootstrap waits for them (bounded).
   "${fleet[@]}" bootstrap --hosts "${apis[0]},${apis[1]},${apis[2]}" --agent-timeout 20s \
     --cluster "bench-replace-$mb" >"$dir/bootstrap.log" 2>&1 ||

@@ -50,35 +50,10 @@ round() {
   # etcd-fleet bootstrap --from-snapshot on three fresh agents.
   local apis=() agent_pids=()
   for i in 2 3 4; do
-    local h="127.0.0.4$i" name="m$((i - 1))" api
-    api=$(port "$h")
-    mkdir -p "$dir/$name"
-    cat >"$dir/$name/agent.toml" <<EOF
-[member]
-name = "$name"
-advertise_host = "$h"
-client_port = $(port "$h")
-peer_port = $(port "$h")
-data_root = "$dir/$name/data"
-[cluster]
-token = "bench-restore-$mb"
-[agent]
-api_listen = "$h:$api"
-http_listen = "$h:$(port "$h")"
-[etcd]
-binary = "$ETCD"
-etcdctl = "$ETCDCTL"
-EOF
-    "$AGENT" --config "$dir/$name/agent.toml" >"$dir/$name/agent.log" 2>&1 &
-    PIDS+=($!)
-    agent_pids+=($!)
-    apis+=("$h:$api")
-  done
-  for a in "${apis[@]}"; do
-    for _ in $(seq 1 100); do
-      "$FLEET" agent status --host "$a" >/dev/null 2>&1 && break
-      sleep 0.1
-    done
+    bench_start_agent "$dir" "m$((i - 1))" "127.0.0.4$i" "bench-restore-$mb" \
+      "etcdctl = \"$ETCDCTL\""
+    agent_pids+=("$BENCH_AGENT_PID")
+    apis+=("$BENCH_AGENT_API")
   done
   local t0 t1
   t0=$(now)
