@@ -294,10 +294,7 @@ void Supervisor::onRestoreExit(ExitStatus st) {
   if (stopping_) {
     fs::remove_all(tmp, ec);
     log_.agent(LOG_INFO, "snapshot restore interrupted (" + st.describe() + ")");
-    setPhase(v1::MEMBER_PHASE_STOPPED);
-    auto waiters = std::move(stop_waiters_);
-    stop_waiters_.clear();
-    for (auto& w : waiters) w();
+    stopped();
     return;
   }
   if (st.code != 0 || st.signal != 0) {
@@ -357,10 +354,7 @@ void Supervisor::onExit(ExitStatus st) {
   health_ = MemberHealth{};
   if (stopping_) {
     log_.agent(LOG_INFO, "etcd stopped (" + st.describe() + ")");
-    setPhase(v1::MEMBER_PHASE_STOPPED);
-    auto waiters = std::move(stop_waiters_);
-    stop_waiters_.clear();
-    for (auto& w : waiters) w();
+    stopped();
     return;
   }
   // A member removed from its cluster (by `member remove` or `member replace` while its host was
@@ -484,6 +478,14 @@ void Supervisor::remove(std::function<void(Result<void>)> done) {
     setPhase(v1::MEMBER_PHASE_WAITING);
     done({});
   });
+}
+
+// A requested stop is complete (etcd or the restore exited): STOPPED, and whoever waits is told.
+void Supervisor::stopped() {
+  setPhase(v1::MEMBER_PHASE_STOPPED);
+  auto waiters = std::move(stop_waiters_);
+  stop_waiters_.clear();
+  for (auto& w : waiters) w();
 }
 
 void Supervisor::setPhase(v1::MemberPhase phase) {

@@ -76,6 +76,7 @@ class Supervisor {
   void onExit(ExitStatus status);
   void onLine(const std::string& line);
   void scheduleProbe(std::chrono::milliseconds delay);
+  void stopped();
   void onHealth(const MemberHealth& health);
   void setPhase(v1::MemberPhase phase);
   void changed();
