@@ -31,6 +31,29 @@ std::string agentAddress(const std::string& host, int default_port) {
   return has_port ? host : host + ":" + std::to_string(default_port);
 }
 
+namespace {
+
+// An agent call that failed, in the operator's terms: `prefix` names the agent and the call,
+// `late` says what a deadline means for it.
+Error callError(const grpc::Status& s, const std::string& prefix, const std::string& late) {
+  switch (s.error_code()) {
+    case grpc::StatusCode::UNAVAILABLE:
+      return {Errc::kUnavailable,
+              prefix + "unreachable (" + s.error_message() +
+                  "); check that etcd-agent runs there (systemctl status etcd-agent)"};
+    case grpc::StatusCode::DEADLINE_EXCEEDED: return {Errc::kDeadlineExceeded, prefix + late};
+    case grpc::StatusCode::FAILED_PRECONDITION:
+      return {Errc::kFailedPrecondition, prefix + s.error_message()};
+    case grpc::StatusCode::INVALID_ARGUMENT:
+      return {Errc::kInvalidArgument, prefix + s.error_message()};
+    case grpc::StatusCode::PERMISSION_DENIED:
+      return {Errc::kPermissionDenied, prefix + s.error_message()};
+    default: return {Errc::kInternal, prefix + s.error_message()};
+  }
+}
+
+}  // namespace
+
 AgentClient::AgentClient(std::string address, std::shared_ptr<grpc::Channel> channel,
                          Duration timeout)
     : address_(std::move(address)), channel_(std::move(channel)), timeout_(timeout) {}
@@ -51,22 +74,8 @@ Result<Resp> AgentClient::call(const char* what, const Req& req, Fn fn, Duration
   v1::Agent::Stub stub(channel_);
   grpc::Status s = (stub.*fn)(&ctx, req, &resp);
   if (s.ok()) return resp;
-  std::string msg = "agent " + address_ + ": " + what + ": ";
-  switch (s.error_code()) {
-    case grpc::StatusCode::UNAVAILABLE:
-      return fail(Errc::kUnavailable,
-                  msg + "unreachable (" + s.error_message() +
-                      "); check that etcd-agent runs there (systemctl status etcd-agent)");
-    case grpc::StatusCode::DEADLINE_EXCEEDED:
-      return fail(Errc::kDeadlineExceeded, msg + "no answer within " + formatDuration(timeout));
-    case grpc::StatusCode::FAILED_PRECONDITION:
-      return fail(Errc::kFailedPrecondition, msg + s.error_message());
-    case grpc::StatusCode::INVALID_ARGUMENT:
-      return fail(Errc::kInvalidArgument, msg + s.error_message());
-    case grpc::StatusCode::PERMISSION_DENIED:
-      return fail(Errc::kPermissionDenied, msg + s.error_message());
-    default: return fail(Errc::kInternal, msg + s.error_message());
-  }
+  return fail(callError(s, "agent " + address_ + ": " + what + ": ",
+                        "no answer within " + formatDuration(timeout)));
 }
 
 Result<v1::AgentStatus> AgentClient::status() const {
@@ -180,23 +189,12 @@ Result<v1::UploadSnapshotResponse> AgentClient::uploadSnapshot(
   if (open) writer->WritesDone();
   grpc::Status s = writer->Finish();
   if (s.ok()) return resp;
-  switch (s.error_code()) {
-    case grpc::StatusCode::UNAVAILABLE:
-      return fail(Errc::kUnavailable,
-                  prefix + "unreachable (" + s.error_message() +
-                      "); check that etcd-agent runs there (systemctl status etcd-agent)");
-    case grpc::StatusCode::DEADLINE_EXCEEDED:
-      return fail(Errc::kDeadlineExceeded, prefix + "not done within " + formatDuration(timeout));
-    case grpc::StatusCode::FAILED_PRECONDITION:
-      return fail(Errc::kFailedPrecondition, prefix + s.error_message());
-    case grpc::StatusCode::INVALID_ARGUMENT:
-      return fail(Errc::kInvalidArgument, prefix + s.error_message());
-    case grpc::StatusCode::UNIMPLEMENTED:
-      return fail(Errc::kFailedPrecondition, prefix +
-                                                 "this etcd-agent is too old to take a snapshot (" +
-                                                 s.error_message() + "); upgrade it");
-    default: return fail(Errc::kInternal, prefix + s.error_message());
+  if (s.error_code() == grpc::StatusCode::UNIMPLEMENTED) {
+    return fail(Errc::kFailedPrecondition, prefix +
+                                               "this etcd-agent is too old to take a snapshot (" +
+                                               s.error_message() + "); upgrade it");
   }
+  return fail(callError(s, prefix, "not done within " + formatDuration(timeout)));
 }
 
 }  // namespace etcdagent
