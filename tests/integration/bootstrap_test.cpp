@@ -203,12 +203,9 @@ TEST(Bootstrap, AbortAfterAPartialFailureWipesOnlyTheMembersThatNeverWereHealthy
   FleetHarness f({.size = 3, .first_host = 51});
   // m3's "etcd" answers --version like etcd (so preflight passes) but never runs.
   const std::string fake = f.dir() + "/failing-etcd";
-  {
-    std::ofstream s(fake);
-    s << "#!/bin/sh\n[ \"$1\" = --version ] && exec /usr/bin/etcd --version\n"
-         "echo 'this etcd always fails' >&2\nexit 1\n";
-  }
-  std::filesystem::permissions(fake, std::filesystem::perms::owner_all);
+  writeExecutable(fake,
+                  "#!/bin/sh\n[ \"$1\" = --version ] && exec /usr/bin/etcd --version\n"
+                  "echo 'this etcd always fails' >&2\nexit 1\n");
   std::string cfg = readFile(f.agent(2).configPath());
   auto pos = cfg.find("binary = \"/usr/bin/etcd\"");
   ASSERT_NE(pos, std::string::npos) << cfg;

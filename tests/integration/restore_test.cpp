@@ -282,9 +282,9 @@ TEST(Restore, AFailingEtcdctlLeavesTheMemberUnstartedWithItsLastLines) {
   Source source(1, 62);
   TempDir dir;
   const std::string script = dir.path() + "/etcdctl";
-  std::ofstream(script) << "#!/bin/sh\necho \"restoring $3\"\n"
-                           "echo \"Error: simulated: the disk is on fire\" >&2\nexit 3\n";
-  fs::permissions(script, fs::perms::owner_all);
+  writeExecutable(script,
+                  "#!/bin/sh\necho \"restoring $3\"\n"
+                  "echo \"Error: simulated: the disk is on fire\" >&2\nexit 3\n");
   AgentHarness agent(dir.path(), AgentOptions{.name = "m1",
                                               .host = "127.0.0.63",
                                               .token = "broken",
@@ -363,8 +363,7 @@ TEST(Restore, ARunningRestoreShowsInTheStatusAndStopInterruptsIt) {
     std::ofstream(snapshot, std::ios::binary) << db;
   }
   const std::string script = dir.path() + "/etcdctl";
-  std::ofstream(script) << "#!/bin/sh\nmkdir -p \"${13}\"\necho started\nexec sleep 60\n";
-  fs::permissions(script, fs::perms::owner_all);
+  writeExecutable(script, "#!/bin/sh\nmkdir -p \"${13}\"\necho started\nexec sleep 60\n");
   AgentHarness agent(dir.path(), AgentOptions{.name = "m1",
                                               .host = "127.0.0.64",
                                               .token = "slow",

@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <stdexcept>
 #include <thread>
 #include <utility>
@@ -318,6 +319,14 @@ TempDir::TempDir() {
 TempDir::~TempDir() {
   std::error_code ec;
   std::filesystem::remove_all(path_, ec);
+}
+
+void writeExecutable(const std::string& path, const std::string& text) {
+  {
+    std::ofstream out(path);
+    out << text;
+  }
+  std::filesystem::permissions(path, std::filesystem::perms::owner_all);
 }
 
 }  // namespace etcdagent::testing

@@ -74,6 +74,9 @@ class Child {
 // A TCP port on 127.0.0.1 that was free a moment ago.
 int freePort();
 
+// Writes `text` to `path` as a program only its owner may run (a fake etcd or etcdctl).
+void writeExecutable(const std::string& path, const std::string& text);
+
 // A fresh temporary directory, removed (recursively) on destruction.
 class TempDir {
  public:
