@@ -11,7 +11,6 @@
 #include <filesystem>
 
 #include "agent/supervisor/etcd_flags.hpp"
-#include "common/encoding.hpp"
 
 namespace etcdagent::agent {
 namespace {
@@ -163,7 +162,6 @@ Result<void> SnapshotReceiver::write(std::string_view chunk) {
                 "the upload sent more than the " + std::to_string(size_) + " bytes it announced");
   }
   received_ += chunk.size();
-  whole_.update(chunk);
   digest_.update(chunk);
   while (!chunk.empty()) {
     ssize_t n = ::write(fd_.get(), chunk.data(), chunk.size());
@@ -184,13 +182,14 @@ Result<v1::UploadSnapshotResponse> SnapshotReceiver::commit() {
                                             " of the " + std::to_string(size_) +
                                             " bytes it announced");
   }
-  const std::string whole_hex = hexEncode(whole_.finish());
+  const bool trailer_ok = digest_.finish().has_value();
+  const std::string& whole_hex = digest_.fileSha256Hex();
   if (whole_hex != sha256_hex_) {
     abort();
     return fail(Errc::kInvalidArgument, "the upload's sha256 is " + whole_hex + ", not the " +
                                             sha256_hex_ + " announced: corrupted on the way");
   }
-  if (!digest_.finish()) {
+  if (!trailer_ok) {
     abort();
     return fail(Errc::kInvalidArgument,
                 "the upload is not an etcd snapshot: its last 32 bytes are not the sha256 of the "

@@ -76,8 +76,7 @@ class SnapshotReceiver {
   std::uint64_t size_;
   std::string sha256_hex_;
   std::uint64_t received_ = 0;
-  Sha256 whole_;           // of the file, as sha256sum prints it: must be the announced one
-  SnapshotDigest digest_;  // etcd's trailer
+  SnapshotDigest digest_;  // etcd's trailer, and the file's sha256 (must be the announced one)
   bool done_ = false;
 };
 

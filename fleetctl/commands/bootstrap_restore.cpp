@@ -39,14 +39,18 @@ Result<LocalSnapshot> checkLocalSnapshot(const std::string& path) {
     return refuse("not an etcd snapshot (" + std::to_string(size) +
                   " bytes: too short to end with etcd's sha256 checksum)");
   }
-  // Populated at once: read page by page, the faults cost more than the two hashes.
+  // Populated at once: read page by page, the faults cost more than the hash.
   void* map = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd.get(), 0);
   if (map == MAP_FAILED) return refuse("cannot read it (" + errnoText(errno) + ")");
   std::unique_ptr<void, std::function<void(void*)>> unmap(map,
                                                           [size](void* p) { ::munmap(p, size); });
   const std::string_view bytes(static_cast<const char*>(map), size);
-  LocalSnapshot out{path, size, sha256Hex(bytes), std::nullopt};
-  if (auto trailer = verifySnapshotBytes(bytes); !trailer) {
+  // One pass: etcd's trailer, and the sha256 the agents check the upload against.
+  SnapshotDigest digest;
+  digest.update(bytes);
+  auto trailer = digest.finish();
+  LocalSnapshot out{path, size, digest.fileSha256Hex(), std::nullopt};
+  if (!trailer) {
     return refuse("not an etcd snapshot, or corrupted: " + trailer.error().message +
                   ". Take a new one with etcd-fleet snapshot save");
   }

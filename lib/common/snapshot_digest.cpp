@@ -24,17 +24,21 @@ void Sha256::update(std::string_view bytes) {
   EVP_DigestUpdate(state_->ctx, bytes.data(), bytes.size());
 }
 
+std::string Sha256::peek() const {
+  EVP_MD_CTX* copy = EVP_MD_CTX_new();
+  EVP_MD_CTX_copy_ex(copy, state_->ctx);
+  std::array<unsigned char, EVP_MAX_MD_SIZE> sum{};
+  unsigned int len = 0;
+  EVP_DigestFinal_ex(copy, sum.data(), &len);
+  EVP_MD_CTX_free(copy);
+  return {reinterpret_cast<const char*>(sum.data()), len};
+}
+
 std::string Sha256::finish() {
   std::array<unsigned char, EVP_MAX_MD_SIZE> sum{};
   unsigned int len = 0;
   EVP_DigestFinal_ex(state_->ctx, sum.data(), &len);
   return {reinterpret_cast<const char*>(sum.data()), len};
-}
-
-std::string sha256Hex(std::string_view bytes) {
-  Sha256 h;
-  h.update(bytes);
-  return hexEncode(h.finish());
 }
 
 void SnapshotDigest::update(std::string_view chunk) {
@@ -47,19 +51,23 @@ void SnapshotDigest::update(std::string_view chunk) {
   const std::size_t total = tail_.size() + chunk.size();
   const std::size_t hash_now = total - kSnapshotHashSize;
   const std::size_t from_tail = std::min(hash_now, tail_.size());
-  data_.update(std::string_view(tail_).substr(0, from_tail));
-  data_.update(chunk.substr(0, hash_now - from_tail));
+  hash_.update(std::string_view(tail_).substr(0, from_tail));
+  hash_.update(chunk.substr(0, hash_now - from_tail));
   std::string rest = tail_.substr(from_tail);
   rest.append(chunk.substr(hash_now - from_tail));
   tail_ = std::move(rest);
 }
 
 Result<void> SnapshotDigest::finish() {
+  // The data's digest now; the tail then completes the whole stream's.
+  const std::string data_sum = hash_.peek();
+  hash_.update(tail_);
+  file_sha256_hex_ = hexEncode(hash_.finish());
   if (size_ < kSnapshotHashSize) {
     return fail(Errc::kInternal, "the snapshot is too short (" + std::to_string(size_) +
                                      " bytes) to end with its sha256 checksum");
   }
-  if (data_.finish() != tail_) {
+  if (data_sum != tail_) {
     return fail(Errc::kInternal, "the snapshot's sha256 checksum does not match its " +
                                      std::to_string(size_ - kSnapshotHashSize) +
                                      " bytes of data (corrupted)");

@@ -12,6 +12,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "common/encoding.hpp"
+
 namespace etcdagent::fleet {
 namespace {
 
@@ -42,6 +44,16 @@ TEST(SnapshotDigest, AcceptsDataFollowedByItsSha256InAnyChunking) {
       d.update(std::string_view(snap).substr(off, chunk));
     EXPECT_EQ(d.size(), snap.size());
     EXPECT_TRUE(d.finish()) << "chunk " << chunk;
+    EXPECT_EQ(d.fileSha256Hex(), hexEncode(sha256(snap))) << "chunk " << chunk;
+  }
+}
+
+TEST(SnapshotDigest, GivesTheWholeStreamsSha256AlsoWhenTheTrailerIsWrongOrMissing) {
+  for (const std::string& bytes : {someData(100000), someData(5)}) {
+    SnapshotDigest d;
+    d.update(bytes);
+    EXPECT_FALSE(d.finish());
+    EXPECT_EQ(d.fileSha256Hex(), hexEncode(sha256(bytes))) << bytes.size() << " bytes";
   }
 }
 
