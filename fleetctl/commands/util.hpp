@@ -18,9 +18,11 @@ std::string prefixRangeEnd(std::string_view prefix);
 CommandResult requireFormat(Context& ctx, std::initializer_list<OutputFormat> supported);
 
 // The client, or the CommandError explaining why there is none.
+// NOLINTBEGIN(bugprone-macro-parentheses): `var` is the name of the variable it declares.
 #define FLEET_TRY_CLIENT(var, ctx)                         \
   auto var##_or = (ctx).client();                          \
   if (!var##_or) return std::unexpected(var##_or.error()); \
   etcd::Client& var = **var##_or
+// NOLINTEND(bugprone-macro-parentheses)
 
 }  // namespace etcdagent::fleet
