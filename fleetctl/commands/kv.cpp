@@ -40,10 +40,7 @@ CommandResult runPut(Context& ctx) {
   if (ignoreValue && args.size() > 1)
     return badArgs("put command needs only 1 argument when 'ignore-value' is set");
   // Like etcdctl 3.4, words after the value are ignored.
-  if (auto r =
-          requireFormat(ctx, {OutputFormat::kSimple, OutputFormat::kJson, OutputFormat::kFields});
-      !r)
-    return r;
+  if (auto r = requireFormat(ctx, printPut); !r) return r;
 
   etcdserverpb::PutRequest req;
   req.set_key(args[0]);
@@ -74,9 +71,7 @@ CommandResult runGet(Context& ctx) {
   // Argument and flag errors first, then the output format, in etcdctl's order.
   auto req = rangeRequestFromArgs(ctx.flags(), args);
   if (!req) return std::unexpected(req.error());
-  if (auto r =
-          requireFormat(ctx, {OutputFormat::kSimple, OutputFormat::kJson, OutputFormat::kFields});
-      !r) {
+  if (auto r = requireFormat(ctx, printGet); !r) {
     return r;
   }
   FLEET_TRY_CLIENT(client, ctx);
@@ -93,9 +88,7 @@ CommandResult runGet(Context& ctx) {
 CommandResult runDel(Context& ctx) {
   auto req = deleteRequestFromArgs(ctx.flags(), ctx.args());
   if (!req) return std::unexpected(req.error());
-  if (auto r =
-          requireFormat(ctx, {OutputFormat::kSimple, OutputFormat::kJson, OutputFormat::kFields});
-      !r) {
+  if (auto r = requireFormat(ctx, printDel); !r) {
     return r;
   }
   FLEET_TRY_CLIENT(client, ctx);

@@ -397,10 +397,7 @@ std::string envOrEmpty(const char* name) {
 }
 
 CommandResult runInteractive(Context& ctx, const std::string& envKey, const std::string& envRange) {
-  if (auto r =
-          requireFormat(ctx, {OutputFormat::kSimple, OutputFormat::kJson, OutputFormat::kFields});
-      !r)
-    return r;
+  if (auto r = requireFormat(ctx, printWatchResponse); !r) return r;
   InterruptGuard guard;  // before the client: gRPC's threads inherit the blocked signals
   FLEET_TRY_CLIENT(client, ctx);
   WatchSession session(ctx, client, /*interactive=*/true);
@@ -480,10 +477,7 @@ CommandResult runWatch(Context& ctx) {
   auto create = watchCreateRequest(parsed->watch_args, options);
   if (!create) return badArgs(create.error());
   // etcdctl only notices an unsupported format at the first event; say so before watching.
-  if (auto r =
-          requireFormat(ctx, {OutputFormat::kSimple, OutputFormat::kJson, OutputFormat::kFields});
-      !r)
-    return r;
+  if (auto r = requireFormat(ctx, printWatchResponse); !r) return r;
 
   InterruptGuard guard;  // before the client: gRPC's threads inherit the blocked signals
   FLEET_TRY_CLIENT(client, ctx);

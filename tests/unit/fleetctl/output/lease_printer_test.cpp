@@ -60,13 +60,6 @@ TEST(LeaseArgs, ParsesDecimalTtl) {
             "bad TTL (strconv.ParseInt: parsing \"99999999999999999999\": value out of range)");
 }
 
-TEST(LeaseIdHex, PadsLikeGoPercent016x) {
-  EXPECT_EQ(leaseIdHex(0x1234), "0000000000001234");
-  EXPECT_EQ(leaseIdHex(0x694d7aa1e9d5ab0bLL), "694d7aa1e9d5ab0b");
-  EXPECT_EQ(leaseIdHex(-1), "-000000000000001");
-  EXPECT_EQ(leaseIdHex(INT64_MIN), "-8000000000000000");
-}
-
 TEST(LeasePrinter, GrantInEveryFormat) {
   etcdserverpb::LeaseGrantResponse r;
   *r.mutable_header() = header();
