@@ -77,6 +77,8 @@ CommandResult runGet(Context& ctx) {
   FLEET_TRY_CLIENT(client, ctx);
   auto resp = client.call<&KV::Stub::Range>(*req, {etcd::Retry::kRepeatable});
   if (!resp) return commandError(resp.error());
+  // etcdctl answers a --count-only get in simple output with the count alone; json and fields
+  // print the response (which holds the count) as for any get.
   if (req->count_only() && ctx.global().format == OutputFormat::kSimple) {
     ctx.out() << resp->count() << "\n";
     return {};

@@ -176,7 +176,7 @@ CommandResult runKeepAlive(Context& ctx) {
   keeper.stop();
   if (guard.interrupted()) dieBySignal(guard.signal(), ctx.out(), ctx.err());
 
-  if (out.format == OutputFormat::kSimple) out.out << leaseExpiredLine(*id);
+  printLeaseExpired(out, *id);
   if (keeper.state() == etcd::LeaseKeeper::State::kTimedOut) {
     if (auto error = keeper.lastError()) {
       // Not etcdctl's exit 0: the lease was given up because etcd could not be reached.

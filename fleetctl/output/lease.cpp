@@ -226,8 +226,18 @@ constinit const Printer<const etcdserverpb::LeaseLeasesResponse&> printLeaseList
     .fields = listFields,
 }};
 
-std::string leaseExpiredLine(std::int64_t id) {
-  return "lease " + leaseIdHex(id) + " expired or revoked.\n";
+namespace {
+
+void expiredSimple(const Output& o, std::int64_t id) {
+  o.out << "lease " << leaseIdHex(id) << " expired or revoked.\n";
 }
+
+}  // namespace
+
+constinit const Printer<std::int64_t> printLeaseExpired{{
+    .simple = expiredSimple,
+    .json = printNothing<std::int64_t>,
+    .fields = printNothing<std::int64_t>,
+}};
 
 }  // namespace etcdagent::fleet

@@ -45,7 +45,8 @@ extern const Printer<const etcdserverpb::LeaseKeepAliveResponse&> printLeaseKeep
 extern const Printer<const etcdserverpb::LeaseTimeToLiveResponse&, bool> printLeaseTimeToLive;
 extern const Printer<const etcdserverpb::LeaseLeasesResponse&> printLeaseList;
 
-// What `lease keep-alive` prints (simple output only) when the lease is gone.
-std::string leaseExpiredLine(std::int64_t id);
+// What `lease keep-alive` prints when the lease is gone: "lease <id> expired or revoked." in
+// simple output, nothing in json and fields (etcdctl prints it only with its simple printer).
+extern const Printer<std::int64_t> printLeaseExpired;
 
 }  // namespace etcdagent::fleet

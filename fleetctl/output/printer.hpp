@@ -15,6 +15,11 @@
 
 namespace etcdagent::fleet {
 
+// The form of a format in which etcdctl prints nothing on purpose, which is not the same as a
+// format it refuses: `lease keep-alive` says that a lease expired in simple output only.
+template <class... Args>
+void printNothing(const Output&, Args...) {}
+
 template <class... Args>
 class Printer {
  public:

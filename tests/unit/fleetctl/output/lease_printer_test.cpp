@@ -112,7 +112,13 @@ TEST(LeasePrinter, KeepAlive) {
   EXPECT_EQ(j.out.str(),
             "{\"cluster_id\":15118495548433857066,\"member_id\":13668033151171901709,"
             "\"revision\":3,\"raft_term\":2,\"ID\":4111120337948161932,\"TTL\":100}\n");
-  EXPECT_EQ(leaseExpiredLine(0x1234), "lease 0000000000001234 expired or revoked.\n");
+  Printed expired;
+  printLeaseExpired(expired.output(OutputFormat::kSimple), 0x1234);
+  EXPECT_EQ(expired.out.str(), "lease 0000000000001234 expired or revoked.\n");
+  Printed quiet;
+  printLeaseExpired(quiet.output(OutputFormat::kJson), 0x1234);
+  printLeaseExpired(quiet.output(OutputFormat::kFields), 0x1234);
+  EXPECT_EQ(quiet.out.str() + quiet.err.str(), "");
 }
 
 TEST(LeasePrinter, TimeToLiveWithAndWithoutKeys) {

@@ -104,6 +104,7 @@ TEST(Printer, EveryCommandsFormatsAreEtcdctls) {
   EXPECT_EQ(formatsOf(printLeaseKeepAlive), noTable);
   EXPECT_EQ(formatsOf(printLeaseTimeToLive), noTable);
   EXPECT_EQ(formatsOf(printLeaseList), noTable);
+  EXPECT_EQ(formatsOf(printLeaseExpired), formatsOf(printLeaseKeepAlive));
   EXPECT_EQ(formatsOf(printAlarms), noTable);
   EXPECT_EQ(formatsOf(printSnapshotStatus), all);
   EXPECT_EQ(formatsOf(printMemberList), all);
