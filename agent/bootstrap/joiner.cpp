@@ -6,6 +6,7 @@
 
 #include "agent/bootstrap/preflight.hpp"
 #include "agent/supervisor/etcd_flags.hpp"
+#include "common/strings.hpp"
 #include "etcd/client.hpp"
 #include "membership/membership.hpp"
 
@@ -44,18 +45,7 @@ v1::Plan joinPlan(const AgentConfig& config, int client_port, int peer_port,
 }
 
 std::vector<std::string> joinEndpoints(const std::string& join) {
-  std::vector<std::string> out;
-  std::size_t start = 0;
-  while (start <= join.size()) {
-    std::size_t comma = join.find(',', start);
-    if (comma == std::string::npos) comma = join.size();
-    std::string item = join.substr(start, comma - start);
-    while (!item.empty() && item.front() == ' ') item.erase(item.begin());
-    while (!item.empty() && item.back() == ' ') item.pop_back();
-    if (!item.empty()) out.push_back(item);
-    start = comma + 1;
-  }
-  return out;
+  return splitComma(join, {.trim = true, .skip_empty = true});
 }
 
 Joiner::Joiner(boost::asio::io_context& io, Supervisor& supervisor, const EtcdLogSink& log)

@@ -16,10 +16,7 @@ CommandResult runTxn(Context& ctx) {
   if (!ctx.args().empty()) return badArgs("txn command does not accept argument");
   // A transaction may write: refuse an unsupported format before reading or sending anything
   // (etcdctl commits first and complains afterwards).
-  if (auto r =
-          requireFormat(ctx, {OutputFormat::kSimple, OutputFormat::kJson, OutputFormat::kFields});
-      !r)
-    return r;
+  if (auto r = requireFormat(ctx, printTxn); !r) return r;
 
   const bool interactive = ctx.flags().getBool("interactive");
   // etcdctl prints the prompts on stdout, only in interactive mode; flushed so a person (or a

@@ -8,7 +8,6 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/eventfd.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -28,11 +27,10 @@
 #include "etcd/etcdserverpb/rpc.grpc.pb.h"
 #include "fleetctl/cli/interrupt.hpp"
 #include "fleetctl/commands/commands.hpp"
+#include "fleetctl/commands/run_child.hpp"
 #include "fleetctl/commands/txn_reader.hpp"
 #include "fleetctl/commands/util.hpp"
 #include "fleetctl/commands/watch_args.hpp"
-
-extern char** environ;
 
 namespace etcdagent::fleet {
 namespace {
@@ -56,61 +54,14 @@ using etcdserverpb::WatchResponse;
   ::_exit(128 + sig);
 }
 
-// Runs `argv` with the extra environment, as etcdctl's exec.Command(...).Run() does: inherited
-// stdout/stderr, waits for it. Returns Go's error text on failure.
+// Runs the command of `watch ... -- <command>` for one event, as etcdctl's exec.Command(...).Run()
+// does (runChild). Returns Go's error text on failure.
 std::expected<void, std::string> runExec(const std::vector<std::string>& argv,
                                          const std::vector<std::string>& extraEnv) {
-  std::vector<std::string> env;
-  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
-    std::string_view entry(*e);
-    const auto name = entry.substr(0, entry.find('=') + 1);
-    bool replaced = false;
-    for (const auto& extra : extraEnv) replaced = replaced || extra.starts_with(name);
-    if (!replaced) env.emplace_back(entry);
-  }
-  env.insert(env.end(), extraEnv.begin(), extraEnv.end());
-  std::vector<char*> envp;
-  for (auto& s : env) envp.push_back(s.data());
-  envp.push_back(nullptr);
-  std::vector<std::string> args = argv;
-  std::vector<char*> argp;
-  for (auto& s : args) argp.push_back(s.data());
-  argp.push_back(nullptr);
-
-  // The child must not inherit the blocked SIGINT/SIGTERM of the InterruptGuard.
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  sigset_t none, defaults;
-  sigemptyset(&none);
-  sigemptyset(&defaults);
-  sigaddset(&defaults, SIGINT);
-  sigaddset(&defaults, SIGTERM);
-  posix_spawnattr_setsigmask(&attr, &none);
-  posix_spawnattr_setsigdefault(&attr, &defaults);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-  pid_t pid = -1;
-  const int rc = posix_spawnp(&pid, args[0].c_str(), nullptr, &attr, argp.data(), envp.data());
-  posix_spawnattr_destroy(&attr);
-  if (rc != 0) {
-    if (args[0].find('/') == std::string::npos && (rc == ENOENT || rc == EACCES)) {
-      return std::unexpected("exec: " + goQuote(args[0]) + ": executable file not found in $PATH");
-    }
-    std::string why = std::strerror(rc);
-    if (!why.empty()) why[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(why[0])));
-    return std::unexpected("fork/exec " + args[0] + ": " + why);
-  }
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  if (WIFEXITED(status)) {
-    if (WEXITSTATUS(status) == 0) return {};
-    return std::unexpected("exit status " + std::to_string(WEXITSTATUS(status)));
-  }
-  if (WIFSIGNALED(status)) {
-    return std::unexpected("signal: " + goSignalName(WTERMSIG(status)) +
-                           (WCOREDUMP(status) ? " (core dumped)" : ""));
-  }
-  return std::unexpected("exit status " + std::to_string(status));
+  auto status = runChild(argv, extraEnv);
+  if (!status) return std::unexpected(status.error().message);
+  if (WIFEXITED(*status) && WEXITSTATUS(*status) == 0) return {};
+  return std::unexpected(goExitStatus(*status));
 }
 
 // Go's %q of a []string: ["a" "b"].
@@ -397,10 +348,7 @@ std::string envOrEmpty(const char* name) {
 }
 
 CommandResult runInteractive(Context& ctx, const std::string& envKey, const std::string& envRange) {
-  if (auto r =
-          requireFormat(ctx, {OutputFormat::kSimple, OutputFormat::kJson, OutputFormat::kFields});
-      !r)
-    return r;
+  if (auto r = requireFormat(ctx, printWatchResponse); !r) return r;
   InterruptGuard guard;  // before the client: gRPC's threads inherit the blocked signals
   FLEET_TRY_CLIENT(client, ctx);
   WatchSession session(ctx, client, /*interactive=*/true);
@@ -480,10 +428,7 @@ CommandResult runWatch(Context& ctx) {
   auto create = watchCreateRequest(parsed->watch_args, options);
   if (!create) return badArgs(create.error());
   // etcdctl only notices an unsupported format at the first event; say so before watching.
-  if (auto r =
-          requireFormat(ctx, {OutputFormat::kSimple, OutputFormat::kJson, OutputFormat::kFields});
-      !r)
-    return r;
+  if (auto r = requireFormat(ctx, printWatchResponse); !r) return r;
 
   InterruptGuard guard;  // before the client: gRPC's threads inherit the blocked signals
   FLEET_TRY_CLIENT(client, ctx);

@@ -26,6 +26,10 @@ std::string_view formatName(OutputFormat f) {
   return "simple";
 }
 
+std::string unsupportedFormat(OutputFormat f) {
+  return std::string(formatName(f)) + " not supported as output format";
+}
+
 std::string humanizeBytes(std::uint64_t bytes) {
   if (bytes < 10) return std::to_string(bytes) + " B";
   static const char* const kSizes[] = {"B", "kB", "MB", "GB", "TB", "PB", "EB"};

@@ -19,6 +19,8 @@ Result<OutputFormat> parseOutputFormat(std::string_view name);
 // above: 20480 -> "20 kB", 2123456 -> "2.1 MB".
 std::string humanizeBytes(std::uint64_t bytes);
 std::string_view formatName(OutputFormat f);
+// "table not supported as output format" and friends, as etcdctl words it.
+std::string unsupportedFormat(OutputFormat f);
 
 // Where a command prints, and how.
 struct Output {

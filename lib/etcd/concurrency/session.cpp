@@ -1,64 +1,17 @@
-#include "fleetctl/commands/session.hpp"
-
-#include <fcntl.h>
-#include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
+#include "etcd/concurrency/session.hpp"
 
 #include <algorithm>
-#include <array>
-#include <cerrno>
-#include <cstring>
 
 #include "common/encoding.hpp"
 #include "etcd/etcdserverpb/rpc.grpc.pb.h"
-#include "fleetctl/output/lease.hpp"
 
-extern char** environ;
-
-namespace etcdagent::fleet {
+namespace etcdagent::etcd {
 
 using namespace std::chrono_literals;
 
-// ------------------------------------------------------------------------------------- Waker
-
-void Waker::fire() {
-  {
-    std::lock_guard lock(mu_);
-    if (fired_) return;
-    fired_ = true;
-    // Under the lock: a Registration cannot destroy its context meanwhile.
-    for (auto* c : contexts_) c->TryCancel();
-  }
-  cv_.notify_all();
-}
-
-bool Waker::fired() const {
-  std::lock_guard lock(mu_);
-  return fired_;
-}
-
-void Waker::wait() {
-  std::unique_lock lock(mu_);
-  cv_.wait(lock, [&] { return fired_; });
-}
-
-Waker::Registration::Registration(Waker& waker, grpc::ClientContext& context)
-    : waker_(waker), context_(&context) {
-  std::lock_guard lock(waker_.mu_);
-  if (waker_.fired_) context_->TryCancel();
-  waker_.contexts_.push_back(context_);
-}
-
-Waker::Registration::~Registration() {
-  std::lock_guard lock(waker_.mu_);
-  std::erase(waker_.contexts_, context_);
-}
-
 // ------------------------------------------------------------------------------- LeaseKeeper
 
-LeaseKeeper::LeaseKeeper(etcd::Client& client, std::int64_t id, Options options)
+LeaseKeeper::LeaseKeeper(Client& client, std::int64_t id, Options options)
     : client_(client), id_(id), options_(std::move(options)) {
   thread_ = std::thread([this] { run(); });
 }
@@ -205,7 +158,7 @@ void LeaseKeeper::runStream(Clock::time_point& deadline) {
 
 // ----------------------------------------------------------------------------------- Session
 
-Result<std::unique_ptr<Session>> Session::create(etcd::Client& client, std::int64_t ttl,
+Result<std::unique_ptr<Session>> Session::create(Client& client, std::int64_t ttl,
                                                  std::function<void()> on_lost) {
   if (ttl <= 0) ttl = kDefaultTtl;  // concurrency.WithTTL ignores ttl <= 0
   etcdserverpb::LeaseGrantRequest grant;
@@ -247,104 +200,4 @@ Result<void> Session::close() {
   return {};
 }
 
-// ------------------------------------------------------------------------------ checkKeyHeld
-
-Result<void> checkKeyHeld(const std::string& key, std::int64_t lease,
-                          const etcdserverpb::RangeResponse& range,
-                          const etcdserverpb::LeaseTimeToLiveResponse& ttl) {
-  const std::string session = leaseIdHex(lease);
-  const etcdserverpb::ResponseHeader& h = range.header();
-  if (range.kvs().empty() || range.kvs(0).key() != key) {
-    return fail(Errc::kFailedPrecondition,
-                "key " + goQuote(key) + " no longer exists at revision " +
-                    std::to_string(h.revision()) + ": the session lease " + session +
-                    " was revoked or expired while waiting");
-  }
-  const auto& kv = range.kvs(0);
-  if (kv.lease() != lease) {
-    return fail(Errc::kFailedPrecondition, "key " + goQuote(key) + " is attached to lease " +
-                                               leaseIdHex(kv.lease()) +
-                                               ", not to this session's lease " + session);
-  }
-  if (ttl.ttl() <= 0) {
-    return fail(Errc::kFailedPrecondition,
-                "the session lease " + session + " has expired or was revoked");
-  }
-  return {};
-}
-
-// ---------------------------------------------------------------------------------- runChild
-
-namespace {
-
-// Go's syscall.Errno strings are strerror's, starting in lower case.
-std::string goErrno(int err) {
-  std::string text = std::strerror(err);
-  if (!text.empty() && text[0] >= 'A' && text[0] <= 'Z') text[0] = static_cast<char>(text[0] + 32);
-  return text;
-}
-
-}  // namespace
-
-Result<int> runChild(const std::vector<std::string>& argv, const std::vector<std::string>& env) {
-  if (argv.empty()) return fail(Errc::kInvalidArgument, "no command to run");
-  std::vector<std::string> environment = env;
-  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
-    const std::string_view entry(*e);
-    const std::string name(entry.substr(0, entry.find('=') + 1));
-    const bool replaced = std::any_of(env.begin(), env.end(),
-                                      [&](const std::string& v) { return v.starts_with(name); });
-    if (!replaced) environment.emplace_back(entry);
-  }
-  std::vector<char*> args;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  std::vector<char*> envp;
-  for (const auto& v : environment) envp.push_back(const_cast<char*>(v.c_str()));
-  envp.push_back(nullptr);
-
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  // Go's exec.Cmd with a nil Stdin reads from the null device.
-  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  // This process blocks SIGINT/SIGTERM (InterruptGuard); the command must get them normally.
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-  sigset_t none;
-  sigemptyset(&none);
-  posix_spawnattr_setsigmask(&attr, &none);
-  sigset_t defaults;
-  sigemptyset(&defaults);
-  for (int sig : {SIGINT, SIGTERM, SIGPIPE}) sigaddset(&defaults, sig);
-  posix_spawnattr_setsigdefault(&attr, &defaults);
-
-  pid_t pid = -1;
-  const int rc = posix_spawnp(&pid, args[0], &actions, &attr, args.data(), envp.data());
-  posix_spawnattr_destroy(&attr);
-  posix_spawn_file_actions_destroy(&actions);
-  if (rc != 0) {
-    if (argv[0].find('/') == std::string::npos && (rc == ENOENT || rc == EACCES)) {
-      return fail(Errc::kNotFound,
-                  "exec: " + goQuote(argv[0]) + ": executable file not found in $PATH");
-    }
-    return fail(Errc::kIo, "fork/exec " + argv[0] + ": " + goErrno(rc));
-  }
-  int status = 0;
-  // The command runs as long as it runs: etcdctl waits for it too, holding the lock meanwhile.
-  while (::waitpid(pid, &status, 0) < 0) {
-    if (errno != EINTR) return fail(Errc::kIo, "wait for " + argv[0] + ": " + goErrno(errno));
-  }
-  return status;
-}
-
-std::string goExitStatus(int wait_status) {
-  if (WIFEXITED(wait_status)) return "exit status " + std::to_string(WEXITSTATUS(wait_status));
-  if (WIFSIGNALED(wait_status)) {
-    const int sig = WTERMSIG(wait_status);
-    return "signal: " + goSignalName(sig) + (WCOREDUMP(wait_status) ? " (core dumped)" : "");
-  }
-  return "exit status " + std::to_string(wait_status);
-}
-
-}  // namespace etcdagent::fleet
+}  // namespace etcdagent::etcd
