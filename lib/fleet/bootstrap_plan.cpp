@@ -1,4 +1,4 @@
-#include "fleetctl/commands/bootstrap_plan.hpp"
+#include "fleet/bootstrap_plan.hpp"
 
 #include <algorithm>
 #include <charconv>

@@ -1,4 +1,4 @@
-#include "fleetctl/inventory/inventory.hpp"
+#include "fleet/inventory.hpp"
 
 #include <sys/stat.h>
 
@@ -196,6 +196,15 @@ Result<std::optional<Inventory>> loadInventory(const std::string& path) {
   auto inv = parseInventory(*text, path);
   if (!inv) return fail(inv.error());
   return std::optional<Inventory>(std::move(*inv));
+}
+
+Result<Inventory> requireInventory(const std::string& path, std::string_view hint) {
+  auto loaded = loadInventory(path);
+  if (!loaded) return fail(loaded.error());
+  if (!*loaded) {
+    return fail(Errc::kNotFound, "no fleet inventory at " + path + ": " + std::string(hint));
+  }
+  return std::move(**loaded);
 }
 
 Result<void> saveInventory(const Inventory& inv) {

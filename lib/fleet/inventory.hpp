@@ -74,6 +74,11 @@ std::string renderInventory(const Inventory& inventory);
 // Reads `path`; std::nullopt when the file does not exist (no fleet bootstrapped yet).
 Result<std::optional<Inventory>> loadInventory(const std::string& path);
 
+// The inventory a command needs (status, member replace): nullopt from loadInventory becomes an
+// kNotFound error that names the path, followed by `hint` (what needs it and how to get one:
+// "member replace works on a fleet bootstrapped with etcd-fleet bootstrap (or pass --fleet FILE)").
+Result<Inventory> requireInventory(const std::string& path, std::string_view hint);
+
 // Writes inventory.path atomically with mode 0600, creating its directory (0700) if needed.
 Result<void> saveInventory(const Inventory& inventory);
 
