@@ -43,8 +43,8 @@ CommandResult runBootstrap(Context& ctx) {
   const std::string& fleet_path = ctx.global().fleet_path;
   auto previous = loadInventory(fleet_path);
   if (!previous) return commandError(previous.error());
-  auto hosts = bootstrapHosts(f.getString("hosts"), static_cast<int>(f.getInt("agent-port")),
-                              abort, *previous);
+  auto hosts = bootstrapHosts(f.getString("hosts"), static_cast<int>(f.getInt("agent-port")), abort,
+                              *previous);
   if (!hosts) return badArgs(hosts.error().message);
   auto token = bootstrapToken(f.getString("cluster"), *hosts, *previous, abort);
   if (!token) return flowError(token.error());
@@ -52,9 +52,9 @@ CommandResult runBootstrap(Context& ctx) {
   FleetSeams seams(ctx, progress);
   const Duration agent_timeout = f.getDuration("agent-timeout");
   if (abort) {
-    auto aborted = abortBootstrap(seams.env(), {.hosts = std::move(*hosts),
-                                                .cluster_token = *token,
-                                                .agent_timeout = agent_timeout});
+    auto aborted = abortBootstrap(
+        seams.env(),
+        {.hosts = std::move(*hosts), .cluster_token = *token, .agent_timeout = agent_timeout});
     if (!aborted) return flowError(aborted.error());
     return {};
   }

@@ -4,8 +4,8 @@
 
 #include "fleetctl/commands/member_fleet.hpp"
 
-#include "fleetctl/commands/cluster.hpp"
 #include "fleet/member.hpp"
+#include "fleetctl/commands/cluster.hpp"
 #include "fleetctl/commands/fleet_io.hpp"
 #include "fleetctl/commands/util.hpp"
 #include "fleetctl/output/cluster.hpp"
@@ -49,12 +49,12 @@ CommandResult runMemberAddHost(Context& ctx) {
 
   StreamProgress progress(ctx.out(), ctx.err(), "Warning: ");
   FleetSeams seams(ctx, progress);
-  auto added = addMemberOnHost(seams.env(),
-                               {.host = host,
-                                .name = name,
-                                .inventory = std::move(*inventory),
-                                .endpoints = ctx.global().client.endpoints,
-                                .promote_timeout = ctx.flags().getDuration("promote-timeout")});
+  auto added =
+      addMemberOnHost(seams.env(), {.host = host,
+                                    .name = name,
+                                    .inventory = std::move(*inventory),
+                                    .endpoints = ctx.global().client.endpoints,
+                                    .promote_timeout = ctx.flags().getDuration("promote-timeout")});
   if (!added) return flowError(added.error());
   if (!added->recorded) {
     ctx.err() << "Note: no fleet inventory at " << ctx.global().fleet_path << "; member "

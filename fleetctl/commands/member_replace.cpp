@@ -30,12 +30,12 @@ CommandResult runReplace(Context& ctx) {
   guard.onInterrupt([&stop] { stop.request_stop(); });
   StreamProgress progress(ctx.out(), ctx.err(), "warning: ");
   FleetSeams seams(ctx, progress, stop.get_token());
-  auto done = replaceMember(
-      seams.env(), {.inventory = std::move(*inventory),
-                    .what = std::move(what),
-                    .endpoints = ctx.global().endpoints_set ? ctx.global().client.endpoints
-                                                            : std::vector<std::string>{},
-                    .promote_timeout = ctx.flags().getDuration("promote-timeout")});
+  auto done = replaceMember(seams.env(),
+                            {.inventory = std::move(*inventory),
+                             .what = std::move(what),
+                             .endpoints = ctx.global().endpoints_set ? ctx.global().client.endpoints
+                                                                     : std::vector<std::string>{},
+                             .promote_timeout = ctx.flags().getDuration("promote-timeout")});
   if (!done) return flowError(done.error());
   const ReplaceJournal& j = done->journal;
   if (j.old_stale) {
@@ -45,8 +45,8 @@ CommandResult runReplace(Context& ctx) {
                  "`etcd-fleet agent wipe --host "
               << j.old_agent << "` before giving that agent a new member\n";
   }
-  ctx.out() << "member " << j.old_name << " replaced by " << j.new_name << " ("
-            << hexId(j.new_id) << ") on " << j.new_host << "; the cluster is back to "
+  ctx.out() << "member " << j.old_name << " replaced by " << j.new_name << " (" << hexId(j.new_id)
+            << ") on " << j.new_host << "; the cluster is back to "
             << (done->voters ? std::to_string(*done->voters) : "? (member list failed)")
             << " voters" << std::endl;
   return {};

@@ -78,8 +78,8 @@ Result<Agents> dialAll(const AgentDialer& dialer, const std::vector<bs::HostSpec
 std::string preflightLine(const bs::HostSpec& host, const v1::PreflightResponse& p) {
   std::ostringstream line;
   line << "  " << host.agent << " " << (p.ok() ? "ok" : "FAILED") << " (member " << p.member_name()
-       << ", etcd " << (p.etcd_version().empty() ? "?" : p.etcd_version()) << ", client :"
-       << p.client_port() << ", peer :" << p.peer_port() << ", fsync p99 "
+       << ", etcd " << (p.etcd_version().empty() ? "?" : p.etcd_version())
+       << ", client :" << p.client_port() << ", peer :" << p.peer_port() << ", fsync p99 "
        << p.fsync_p99_micros() / 1000.0 << " ms"
        << (p.existing_cluster_token().empty()
                ? std::string()
@@ -120,7 +120,7 @@ class Bootstrap {
   std::vector<bs::HostReport> reports_;
   bs::Assessment assessment_;
   std::vector<bs::MemberPlan> plans_;
-  std::vector<std::string> got_plan_;  // hosts that accepted the plan
+  std::vector<std::string> got_plan_;                 // hosts that accepted the plan
   std::vector<std::unique_ptr<MemberProbe>> probes_;  // plan order
   std::vector<bool> announced_;                       // said healthy already
 };
@@ -275,8 +275,7 @@ bool Bootstrap::probeAll(BootstrapReport& report, bool announce) {
     report.roles[i] = v->leader ? "leader" : "follower";
     if (announce && v->healthy && !announced_[i]) {
       announced_[i] = true;
-      say("  " + agentName(i) + " member " + plans_[i].name + " healthy (id " + hexId(v->id) +
-          ")");
+      say("  " + agentName(i) + " member " + plans_[i].name + " healthy (id " + hexId(v->id) + ")");
     }
   }
   return bs::clusterHealthy(health);
@@ -300,8 +299,8 @@ Result<void> Bootstrap::planAndApply() {
     // The first agent coordinates: its HTTP endpoint serves the etcd v2 discovery protocol.
     auto created = agents_[0]->newDiscoveryToken(static_cast<unsigned>(n_));
     if (!created) {
-      return fail(refused(hostName(0) + ": cannot create a discovery token: " +
-                          created.error().message));
+      return fail(
+          refused(hostName(0) + ": cannot create a discovery token: " + created.error().message));
     }
     discovery_url = created->url();
   }
@@ -312,8 +311,8 @@ Result<void> Bootstrap::planAndApply() {
                        : "discovery " + discovery_url)));
   // The inventory goes down before any agent changes, so that --abort (and a re-run) know the
   // cluster even when this process dies half way.
-  if (auto saved = saveIfChanged(bs::makeInventory(req_.inventory_path, token_, plans_, {}),
-                                 req_.previous);
+  if (auto saved =
+          saveIfChanged(bs::makeInventory(req_.inventory_path, token_, plans_, {}), req_.previous);
       !saved)
     return fail(refused(saved.error().message));
 
@@ -341,9 +340,9 @@ Result<void> Bootstrap::planAndApply() {
     }
   }
   if (!refusals.empty()) {
-    return fail(refused("the bootstrap stopped half way: hosts that got the plan: " +
-                        joinList(got_plan_) + "; hosts that did not: " + joinList(refusals) +
-                        ". " + abortHint(req_.inventory_path)));
+    return fail(refused(
+        "the bootstrap stopped half way: hosts that got the plan: " + joinList(got_plan_) +
+        "; hosts that did not: " + joinList(refusals) + ". " + abortHint(req_.inventory_path)));
   }
   return {};
 }
@@ -359,8 +358,8 @@ Result<BootstrapReport> Bootstrap::waitHealthy() {
   BootstrapReport report{.cluster_token = token_, .plans = plans_};
   for (int round = 0; round < kMaxHealthRounds; ++round) {
     if (probeAll(report, /*announce=*/true)) {
-      if (auto saved = saveInventory(
-              bs::makeInventory(req_.inventory_path, token_, plans_, report.ids));
+      if (auto saved =
+              saveInventory(bs::makeInventory(req_.inventory_path, token_, plans_, report.ids));
           !saved)
         return fail(refused(saved.error().message));
       say("cluster \"" + token_ + "\" is healthy with " + std::to_string(n_) +
@@ -475,9 +474,8 @@ Result<std::string> bootstrapToken(const std::string& cluster_flag,
   const bool same_fleet = previous && agentsOf(*previous) == agentsOf(hosts);
   if (!abort && previous && !same_fleet && !previous->members.empty()) {
     const auto theirs = agentsOf(*previous);
-    return fail(refused(previous->path + " already describes cluster \"" +
-                        previous->cluster_token + "\" on other agents (" +
-                        joinList({theirs.begin(), theirs.end()}) +
+    return fail(refused(previous->path + " already describes cluster \"" + previous->cluster_token +
+                        "\" on other agents (" + joinList({theirs.begin(), theirs.end()}) +
                         "); pass --fleet FILE to keep this fleet's inventory elsewhere"));
   }
   if (!cluster_flag.empty()) return cluster_flag;

@@ -34,7 +34,7 @@ struct BootstrapRequest {
   bootstrap::Mode mode = bootstrap::Mode::kStatic;
   std::optional<LocalSnapshot> snapshot;  // --from-snapshot, checked already
   std::string inventory_path;
-  std::optional<Inventory> previous;  // what inventory_path held before
+  std::optional<Inventory> previous;            // what inventory_path held before
   Duration timeout = std::chrono::seconds(60);  // for every member healthy and one leader
   Duration agent_timeout = std::chrono::seconds(5);
 };
@@ -42,7 +42,7 @@ struct BootstrapRequest {
 struct BootstrapReport {
   std::string cluster_token;
   std::vector<bootstrap::MemberPlan> plans;
-  std::vector<std::uint64_t> ids;   // etcd's member IDs, plan order; 0 = not known
+  std::vector<std::uint64_t> ids;  // etcd's member IDs, plan order; 0 = not known
   std::vector<std::string> roles;  // leader / follower / learner / "-"
 };
 

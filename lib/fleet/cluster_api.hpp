@@ -73,7 +73,8 @@ class EtcdDialer {
   // deadlines). Authenticates first: wrong credentials or no reachable endpoint fail here, with
   // kUnavailable, before anything is sent.
   virtual Result<std::unique_ptr<ClusterApi>> cluster(
-      const std::vector<std::string>& endpoints, std::optional<Duration> timeout = std::nullopt) = 0;
+      const std::vector<std::string>& endpoints,
+      std::optional<Duration> timeout = std::nullopt) = 0;
   // One member at its client URL, for a health wait that asks it often: short deadlines, and
   // reconnects soon after the member starts listening.
   virtual Result<std::unique_ptr<MemberProbe>> member(const std::string& client_url) = 0;

@@ -3,6 +3,7 @@
 #include <grpcpp/client_context.h>
 
 #include "etcd/etcdserverpb/rpc.grpc.pb.h"
+#include "fleet/inventory.hpp"
 
 namespace etcdagent::fleet {
 namespace {
@@ -53,8 +54,8 @@ class EtcdMemberProbe final : public MemberProbe {
   explicit EtcdMemberProbe(std::unique_ptr<etcd::Client> client) : client_(std::move(client)) {}
 
   std::optional<MemberHealthView> probe() override {
-    auto st = client_->call<&etcdserverpb::Maintenance::Stub::Status>(
-        etcdserverpb::StatusRequest{}, {etcd::Retry::kRepeatable});
+    auto st = client_->call<&etcdserverpb::Maintenance::Stub::Status>(etcdserverpb::StatusRequest{},
+                                                                      {etcd::Retry::kRepeatable});
     if (!st || st->leader() == 0) return std::nullopt;
     etcdserverpb::RangeRequest read;
     read.set_key("health");
@@ -90,8 +91,7 @@ Result<std::unique_ptr<ClusterApi>> EtcdConnector::cluster(
 
 Result<std::unique_ptr<MemberProbe>> EtcdConnector::member(const std::string& client_url) {
   etcd::ClientConfig config = base_;
-  const auto scheme = client_url.find("://");
-  config.endpoints = {scheme == std::string::npos ? client_url : client_url.substr(scheme + 3)};
+  config.endpoints = {hostPortOf(client_url)};
   config.dial_timeout = 300ms;
   config.command_timeout = 1s;
   // The members start listening within a second or so; gRPC's growing reconnect backoff would

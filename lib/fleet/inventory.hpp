@@ -60,6 +60,12 @@ struct Inventory {
   [[nodiscard]] std::vector<std::string> clientEndpoints() const;
 };
 
+// "http://h:2379" -> "h:2379" (etcd-fleet's --endpoints take either form; etcdctl's take this one).
+std::string hostPortOf(std::string_view url);
+
+// "http://h:2379" -> "h:2379" (etcd-fleet's --endpoints take either form; etcdctl's take this one).
+std::string hostPortOf(std::string_view url);
+
 // ~/.config/etcd-fleet/fleet.toml ($XDG_CONFIG_HOME/etcd-fleet/fleet.toml when that is set).
 // `getenv` is injected for tests.
 std::string defaultInventoryPath(const std::function<const char*(const char*)>& getenv);

@@ -28,7 +28,8 @@ std::string failedChecks(const v1::PreflightResponse& p) {
 
 }  // namespace
 
-// ---- member add --host ---------------------------------------------------------------------------
+// ---- member add --host
+// ---------------------------------------------------------------------------
 
 Result<AddMemberReport> addMemberOnHost(const Env& env, const AddMemberRequest& request) {
   auto& progress = env.progress;
@@ -63,8 +64,9 @@ Result<AddMemberReport> addMemberOnHost(const Env& env, const AddMemberRequest& 
   unsigned client_port = 0, peer_port = 0;
   if (has_plan) {
     if (status->peer_urls().empty()) {
-      return fail(Errc::kFailedPrecondition,
-                  "agent " + agent.address() + " has a plan but reports no peer URL; see its journal");
+      return fail(
+          Errc::kFailedPrecondition,
+          "agent " + agent.address() + " has a plan but reports no peer URL; see its journal");
     }
     peer_url = status->peer_urls(0);
     client_url = status->client_urls().empty() ? "" : status->client_urls(0);
@@ -137,8 +139,8 @@ Result<AddMemberReport> addMemberOnHost(const Env& env, const AddMemberRequest& 
   if (!healthy) {
     Error e = healthy.error();
     if (e.code == Errc::kFailedPrecondition) {
-      e.message += "\nSee the agent's journal, then `etcd-fleet member remove " + name +
-                   "` and try again";
+      e.message +=
+          "\nSee the agent's journal, then `etcd-fleet member remove " + name + "` and try again";
     }
     return fail(std::move(e));
   }
@@ -176,7 +178,8 @@ Result<AddMemberReport> addMemberOnHost(const Env& env, const AddMemberRequest& 
   return report;
 }
 
-// ---- member remove -------------------------------------------------------------------------------
+// ---- member remove
+// -------------------------------------------------------------------------------
 
 MemberRemoval::MemberRemoval(const Env& env, RemoveMemberRequest request)
     : env_(env), request_(std::move(request)) {}
@@ -219,7 +222,8 @@ Result<RemoveMemberReport> MemberRemoval::run() {
   auto& progress = env_.progress;
   RemoveMemberReport report;
   const std::uint64_t id = target_.id;
-  const std::string label = in_cluster_ && !in_cluster_->name.empty() ? in_cluster_->name : hexId(id);
+  const std::string label =
+      in_cluster_ && !in_cluster_->name.empty() ? in_cluster_->name : hexId(id);
 
   if (in_cluster_) {
     bool forced = false;  // our quorum check refused and --force overrode it
@@ -278,7 +282,8 @@ Result<void> MemberRemoval::wipeOnAgent() {
   if (wiped && !already_wiped) wiped = (*agent)->removeMember();
   if (!wiped) {
     return fail(Errc::kFailedPrecondition,
-                "member " + name + " was removed from the cluster, but its agent could not wipe it (" +
+                "member " + name +
+                    " was removed from the cluster, but its agent could not wipe it (" +
                     wiped.error().message + "): its data on " + known_->host +
                     " is stale and must not be started again. Once the host is back, run "
                     "`etcd-fleet member remove " +
@@ -296,7 +301,8 @@ Result<void> MemberRemoval::wipeOnAgent() {
   return {};
 }
 
-// ---- agent wipe ----------------------------------------------------------------------------------
+// ---- agent wipe
+// ----------------------------------------------------------------------------------
 
 Result<std::optional<std::string>> wipeAgentMember(const Env& env, const WipeRequest& request) {
   auto agent = env.agents.dial(request.agent, request.agent_timeout);
@@ -313,8 +319,8 @@ Result<std::optional<std::string>> wipeAgentMember(const Env& env, const WipeReq
     auto members = (*cluster)->members();
     if (!members) {
       return fail(Errc::kUnavailable,
-                  "cannot check that " + who + " is no longer in its cluster: " +
-                      members.error().message +
+                  "cannot check that " + who +
+                      " is no longer in its cluster: " + members.error().message +
                       ". Pass --endpoints of the cluster, or --force if you are certain it was "
                       "removed");
     }

@@ -23,11 +23,12 @@
 
 namespace etcdagent::fleet {
 
-// ---- member add --host ---------------------------------------------------------------------------
+// ---- member add --host
+// ---------------------------------------------------------------------------
 
 struct AddMemberRequest {
-  std::string host;   // as the operator named it, HOST[:PORT] (recorded in the inventory)
-  std::string name;   // the member name the operator expects; "" = whatever the agent runs
+  std::string host;  // as the operator named it, HOST[:PORT] (recorded in the inventory)
+  std::string name;  // the member name the operator expects; "" = whatever the agent runs
   std::optional<Inventory> inventory;  // the fleet's, when there is one (the member is recorded)
   std::vector<std::string> endpoints;  // the cluster's client endpoints
   Duration agent_timeout = std::chrono::seconds(10);
@@ -43,10 +44,11 @@ struct AddMemberReport {
 // Fails with kInvalidArgument when the agent runs another member than `name`.
 Result<AddMemberReport> addMemberOnHost(const Env& env, const AddMemberRequest& request);
 
-// ---- member remove -------------------------------------------------------------------------------
+// ---- member remove
+// -------------------------------------------------------------------------------
 
 struct RemoveMemberRequest {
-  std::string member;                  // NAME (in the cluster or the inventory), or a hex ID
+  std::string member;                   // NAME (in the cluster or the inventory), or a hex ID
   std::optional<std::uint64_t> hex_id;  // `member` read as etcdctl's hex ID, when it is one
   bool force = false;                   // remove even when the quorum check refuses
   std::optional<Inventory> inventory;
@@ -88,11 +90,12 @@ class MemberRemoval {
   std::unique_ptr<ClusterApi> cluster_;
   std::optional<std::vector<MemberInfo>> members_;
   RemoveTarget target_;
-  std::optional<MemberInfo> in_cluster_;     // the member as the cluster lists it
-  std::optional<InventoryMember> known_;     // the member as the inventory lists it
+  std::optional<MemberInfo> in_cluster_;  // the member as the cluster lists it
+  std::optional<InventoryMember> known_;  // the member as the inventory lists it
 };
 
-// ---- agent wipe ----------------------------------------------------------------------------------
+// ---- agent wipe
+// ----------------------------------------------------------------------------------
 
 struct WipeRequest {
   std::string agent;   // HOST:PORT

@@ -24,13 +24,6 @@ constexpr std::chrono::milliseconds kHealthTimeout = 2s;
 // etcd refuses MemberRemove as "unhealthy cluster" until a peer has been connected for 5 s.
 constexpr std::chrono::milliseconds kUnhealthyGrace = 8s;
 
-// "http://h:2379" -> "h:2379"
-std::string hostPort(const std::string& url) {
-  auto scheme = url.find("://");
-  std::string rest = scheme == std::string::npos ? url : url.substr(scheme + 3);
-  return rest.substr(0, rest.find('/'));
-}
-
 std::size_t voterCount(const std::vector<MemberInfo>& members) {
   return static_cast<std::size_t>(
       std::count_if(members.begin(), members.end(), [](const auto& m) { return !m.is_learner; }));
@@ -48,7 +41,8 @@ class Replacer {
         request_(request.what),
         endpoints_(request.endpoints),
         stop_(env.stop),
-        promote_timeout_(std::chrono::duration_cast<std::chrono::seconds>(request.promote_timeout)) {}
+        promote_timeout_(
+            std::chrono::duration_cast<std::chrono::seconds>(request.promote_timeout)) {}
 
   Result<ReplaceMemberReport> run();
 
@@ -98,9 +92,9 @@ Error Replacer::stepFailed(ReplaceStep step, const Error& e) const {
 // removed in the middle of a call.
 Result<void> Replacer::connectCluster(const std::string& old_client_url) {
   std::vector<std::string> endpoints = endpoints_.empty() ? inv_.clientEndpoints() : endpoints_;
-  const std::string old_endpoint = hostPort(old_client_url);
+  const std::string old_endpoint = hostPortOf(old_client_url);
   std::erase_if(endpoints, [&](const std::string& e) {
-    return !old_endpoint.empty() && hostPort(e) == old_endpoint;
+    return !old_endpoint.empty() && hostPortOf(e) == old_endpoint;
   });
   if (endpoints.empty()) {
     return fail(Errc::kInvalidArgument, "no endpoint left to reach the cluster without " +
@@ -226,7 +220,8 @@ Result<std::string> Replacer::removeOld() {
       if (auto r = membership::checkRemoveSafe(*members, healthy, j_.old_id); !r)
         return fail(r.error());
     }
-    if (auto r = cluster_->removeMember(j_.old_id, stop_, kUnhealthyGrace); !r) return fail(r.error());
+    if (auto r = cluster_->removeMember(j_.old_id, stop_, kUnhealthyGrace); !r)
+      return fail(r.error());
     return describeMember(j_.old_name, j_.old_id) + " removed from the cluster";
   }
   return describeMember(j_.old_name, j_.old_id) + " already gone from the cluster";
@@ -331,8 +326,8 @@ Result<std::string> Replacer::promote() {
     if (auto r = membership::checkPromoteSafe(*members, healthy, j_.new_id); !r)
       return fail(r.error());
     auto promoted = cluster_->promoteWhenInSync(
-        j_.new_id, promote_timeout_,
-        [this](const std::string& line) { say("      " + line); }, stop_);
+        j_.new_id, promote_timeout_, [this](const std::string& line) { say("      " + line); },
+        stop_);
     if (!promoted) return fail(promoted.error());
   }
   return describeMember(j_.new_name, j_.new_id) + " is a voter";
@@ -353,8 +348,8 @@ Result<std::string> Replacer::runStep(ReplaceStep step) {
 Result<ReplaceMemberReport> Replacer::run() {
   // Whatever stops a replace before its first step is a refusal: nothing has changed.
   auto refused = [](const Error& e) {
-    return std::unexpected(
-        Error{e.code == Errc::kCancelled ? Errc::kCancelled : Errc::kFailedPrecondition, e.message});
+    return std::unexpected(Error{
+        e.code == Errc::kCancelled ? Errc::kCancelled : Errc::kFailedPrecondition, e.message});
   };
   auto resumed = resumeOrStart(inv_, request_);
   if (!resumed) return refused(resumed.error());

@@ -76,10 +76,9 @@ Result<void> checkRestoreMode(bool discovery) {
   return {};
 }
 
-Result<std::vector<std::string>> uploadSnapshot(Progress& progress, const LocalSnapshot& snapshot,
-                                                const std::string& cluster_token,
-                                                const std::vector<std::unique_ptr<AgentApi>>& agents,
-                                                const std::vector<bool>& upload) {
+Result<std::vector<std::string>> uploadSnapshot(
+    Progress& progress, const LocalSnapshot& snapshot, const std::string& cluster_token,
+    const std::vector<std::unique_ptr<AgentApi>>& agents, const std::vector<bool>& upload) {
   auto results = fanOut(agents.size(), [&](std::size_t i) -> Result<v1::UploadSnapshotResponse> {
     const AgentApi& agent = *agents[i];
     if (!upload[i]) {

@@ -23,7 +23,7 @@ namespace etcdagent::fleet {
 struct LocalSnapshot {
   std::string path;
   std::uint64_t size = 0;
-  std::string sha256_hex;                // of the whole file, as sha256sum prints it
+  std::string sha256_hex;                      // of the whole file, as sha256sum prints it
   std::optional<etcd::SnapshotStatus> status;  // revision and keys, when the bbolt file reads
 };
 
@@ -40,9 +40,8 @@ Result<void> checkRestoreMode(bool discovery);
 // Streams the snapshot to the agents with `upload[i]` set, in parallel, one progress line per
 // agent for every quarter of a big file. Answers each agent's path ("" where not uploaded), or an
 // error naming every agent that refused.
-Result<std::vector<std::string>> uploadSnapshot(Progress& progress, const LocalSnapshot& snapshot,
-                                                const std::string& cluster_token,
-                                                const std::vector<std::unique_ptr<AgentApi>>& agents,
-                                                const std::vector<bool>& upload);
+Result<std::vector<std::string>> uploadSnapshot(
+    Progress& progress, const LocalSnapshot& snapshot, const std::string& cluster_token,
+    const std::vector<std::unique_ptr<AgentApi>>& agents, const std::vector<bool>& upload);
 
 }  // namespace etcdagent::fleet

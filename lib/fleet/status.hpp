@@ -46,7 +46,7 @@ std::vector<StatusRow> statusRows(const Inventory& inventory,
 
 struct StatusRequest {
   Inventory inventory;
-  std::vector<std::string> endpoints;  // the cluster's, for its member list
+  std::vector<std::string> endpoints;          // the cluster's, for its member list
   Duration timeout = std::chrono::seconds(2);  // for each agent and for the member list
 };
 

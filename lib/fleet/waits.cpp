@@ -48,9 +48,9 @@ Result<v1::AgentStatus> waitMemberHealthy(const AgentApi& agent, Clock& clock, D
         return s;
       }
       if (s.phase() == v1::MEMBER_PHASE_CRASH_LOOPING) {
-        return fail(Errc::kFailedPrecondition, "agent " + agent.address() + ": member " +
-                                                   s.member_name() + "'s etcd keeps exiting: " +
-                                                   s.last_error() + etcdLines(s));
+        return fail(Errc::kFailedPrecondition,
+                    "agent " + agent.address() + ": member " + s.member_name() +
+                        "'s etcd keeps exiting: " + s.last_error() + etcdLines(s));
       }
     }
     if (stop.stop_requested()) return fail(Errc::kCancelled, "interrupted");
@@ -66,8 +66,8 @@ Result<v1::AgentStatus> waitMemberHealthy(const AgentApi& agent, Clock& clock, D
   }
   return fail(Errc::kDeadlineExceeded,
               "agent " + agent.address() + ": the member did not become healthy within " +
-                  formatDuration(timeout) + " (" + seen + "); see `etcd-fleet agent status --host " +
-                  agent.address() + "`");
+                  formatDuration(timeout) + " (" + seen +
+                  "); see `etcd-fleet agent status --host " + agent.address() + "`");
 }
 
 Result<v1::AgentStatus> waitForPlan(const AgentApi& agent, Clock& clock, Duration timeout) {

@@ -76,7 +76,8 @@ class FakeFleet {
   // add starts from.
   void formCluster(const std::string& token, const std::vector<FakeHost*>& hosts) {
     std::string initial;
-    for (auto* h : hosts) initial += (initial.empty() ? "" : ",") + h->member_name + "=" + h->peerUrl();
+    for (auto* h : hosts)
+      initial += (initial.empty() ? "" : ",") + h->member_name + "=" + h->peerUrl();
     for (auto* h : hosts) {
       v1::Plan p;
       p.set_mode(v1::PLAN_MODE_NEW);
@@ -275,9 +276,8 @@ class FakeAgent final : public fleet::AgentApi {
   [[nodiscard]] const std::string& address() const override { return address_; }
 
   Result<v1::AgentStatus> status() const override {
-    return with("status", [&](FakeHost& h) -> Result<v1::AgentStatus> {
-      return fleet_.statusLocked(h);
-    });
+    return with("status",
+                [&](FakeHost& h) -> Result<v1::AgentStatus> { return fleet_.statusLocked(h); });
   }
 
   Result<v1::PreflightResponse> preflight(const std::string&,
@@ -304,9 +304,8 @@ class FakeAgent final : public fleet::AgentApi {
         if (h.plan->cluster_token() == plan.cluster_token() && h.plan->mode() == plan.mode() &&
             h.plan->initial_cluster() == plan.initial_cluster())
           return fleet_.statusLocked(h);
-        return fail(Errc::kFailedPrecondition,
-                    "agent " + address_ + ": apply plan: member \"" + h.member_name +
-                        "\" already has a plan");
+        return fail(Errc::kFailedPrecondition, "agent " + address_ + ": apply plan: member \"" +
+                                                   h.member_name + "\" already has a plan");
       }
       fleet_.applyLocked(h, plan);
       return fleet_.statusLocked(h);
@@ -407,8 +406,8 @@ class FakeCluster final : public fleet::ClusterApi {
     if (fleet_.leaderLocked() == 0) return fail(Errc::kUnavailable, "no endpoint answers");
     std::vector<membership::MemberInfo> out;
     for (const auto& m : fleet_.members_) {
-      membership::MemberInfo i{.id = m.id, .name = m.name, .peer_urls = {m.peer_url},
-                               .is_learner = m.learner};
+      membership::MemberInfo i{
+          .id = m.id, .name = m.name, .peer_urls = {m.peer_url}, .is_learner = m.learner};
       if (!m.client_url.empty()) i.client_urls = {m.client_url};
       out.push_back(std::move(i));
     }
@@ -471,7 +470,8 @@ class FakeCluster final : public fleet::ClusterApi {
     std::lock_guard lock(fleet_.mu());
     const auto before = fleet_.members_.size();
     std::erase_if(fleet_.members_, [&](const auto& m) { return m.id == id; });
-    if (fleet_.members_.size() == before) return fail(Errc::kNotFound, "etcdserver: member not found");
+    if (fleet_.members_.size() == before)
+      return fail(Errc::kNotFound, "etcdserver: member not found");
     etcdserverpb::MemberRemoveResponse r;
     r.mutable_header()->set_cluster_id(0xc1);
     return r;

@@ -43,8 +43,9 @@ TEST_F(Bootstrap, ThreeIdleAgentsBecomeAHealthyClusterWithOnePlanAndAnInventory)
   ASSERT_TRUE(r) << r.error().message;
   EXPECT_EQ(r->cluster_token, "prod");
   ASSERT_EQ(r->plans.size(), 3u);
-  const std::string initial = "m1=http://127.0.0.11:2380,m2=http://127.0.0.12:2380,"
-                              "m3=http://127.0.0.13:2380";
+  const std::string initial =
+      "m1=http://127.0.0.11:2380,m2=http://127.0.0.12:2380,"
+      "m3=http://127.0.0.13:2380";
   for (auto* h : hosts) {
     ASSERT_TRUE(h->plan);
     EXPECT_EQ(h->plan->initial_cluster(), initial);
@@ -67,8 +68,9 @@ TEST_F(Bootstrap, ReRunningOnAHealthyClusterChangesNothing) {
   EXPECT_EQ(again->cluster_token, "prod");
   EXPECT_EQ(applies, 3u);
   EXPECT_EQ(w.fleet.count("applyPlan"), applies) << "no plan is applied again";
-  EXPECT_TRUE(w.progress.said("already bootstrapped on these 3 agents and healthy; nothing "
-                              "changed on them"));
+  EXPECT_TRUE(
+      w.progress.said("already bootstrapped on these 3 agents and healthy; nothing "
+                      "changed on them"));
 }
 
 TEST_F(Bootstrap, AClusterTheAgentsFormedByThemselvesIsAdoptedWithTheirNames) {

@@ -18,17 +18,17 @@ struct Members : ::testing::Test {
   }
 
   Result<fleet::AddMemberReport> add(const std::string& host, const std::string& name = "") {
-    return fleet::addMemberOnHost(w.env(), {.host = host, .name = name, .inventory = w.inventory()});
+    return fleet::addMemberOnHost(w.env(),
+                                  {.host = host, .name = name, .inventory = w.inventory()});
   }
 
   // resolve() then run(), as `member remove ARG` does.
   Result<fleet::RemoveMemberReport> remove(const std::string& arg, bool force = false,
                                            fleet::RemoveTarget* target = nullptr) {
     auto hex = parseHex(arg);
-    fleet::MemberRemoval removal(w.env(), fleet::RemoveMemberRequest{.member = arg,
-                                                                     .hex_id = hex,
-                                                                     .force = force,
-                                                                     .inventory = w.inventory()});
+    fleet::MemberRemoval removal(
+        w.env(), fleet::RemoveMemberRequest{
+                     .member = arg, .hex_id = hex, .force = force, .inventory = w.inventory()});
     auto t = removal.resolve();
     if (!t) return fail(t.error());
     if (target) *target = *t;
@@ -147,8 +147,7 @@ TEST_F(Members, RemoveWithTheAgentDownIsStaleAndARerunFinishesTheWipe) {
   hosts[2]->up = false;
   auto stale = remove("m3");
   ASSERT_FALSE(stale);
-  EXPECT_NE(stale.error().message.find("is stale and must not be started again"),
-            std::string::npos)
+  EXPECT_NE(stale.error().message.find("is stale and must not be started again"), std::string::npos)
       << stale.error().message;
   EXPECT_NE(w.inventory().find("m3"), nullptr) << "kept until it is wiped";
 

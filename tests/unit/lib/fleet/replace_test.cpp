@@ -22,7 +22,8 @@ struct Replace : ::testing::Test {
     w.saveInventoryOf("prod", hosts);
   }
 
-  Result<fleet::ReplaceMemberReport> replace(const std::string& name, const std::string& with = "") {
+  Result<fleet::ReplaceMemberReport> replace(const std::string& name,
+                                             const std::string& with = "") {
     fleet::ReplaceRequest what{.name = name};
     if (!with.empty()) {
       what.with = with;
