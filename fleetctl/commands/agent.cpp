@@ -1,9 +1,12 @@
-// agent status|wipe, autostart enable|disable|status: etcd-fleet talking to one etcd-agent.
+// agent status|wipe, autostart enable|disable|status: etcd-fleet talking to one etcd-agent
+// (wipe is lib/fleet's: it checks with the cluster first).
 
 #include <google/protobuf/util/json_util.h>
 
 #include "agentclient/agent_client.hpp"
+#include "fleet/member.hpp"
 #include "fleetctl/commands/commands.hpp"
+#include "fleetctl/commands/fleet_io.hpp"
 #include "fleetctl/commands/util.hpp"
 #include "fleetctl/output/table.hpp"
 #include "membership/membership.hpp"
@@ -87,48 +90,24 @@ CommandResult runAgentStatus(Context& ctx) {
   return {};
 }
 
-// Wipes the member an agent holds, once it is certain that the member is no longer part of its
-// cluster: the agent says so (etcd learned it was removed), or the cluster's member list has no
-// member with the agent's peer URL or ID. A member still in the cluster is refused: `member remove`
-// takes it out safely (quorum checks) and wipes it in one go.
+// The member an agent holds, wiped once it is out of its cluster (lib/fleet/member.hpp).
 CommandResult runAgentWipe(Context& ctx) {
-  auto agent = agentFor(ctx);
-  if (!agent) return std::unexpected(agent.error());
-  auto s = agent->status();
-  if (!s) return commandError(s.error());
-  const std::string who = "member " + s->member_name() +
-                          (s->member_id() ? " (" + membership::hexId(s->member_id()) + ")" : "") +
-                          " on agent " + agent->address();
-  if (s->phase() == v1::MEMBER_PHASE_WAITING) {
-    ctx.out() << "agent " << agent->address() << " holds no member: nothing to wipe\n";
-    return {};
+  std::string host = ctx.flags().getString("host");
+  if (host.empty()) return badArgs("--host is required (the agent's address, HOST[:PORT])");
+  const std::string address =
+      agentAddress(host, static_cast<int>(ctx.flags().getInt("agent-port")));
+  NoProgress quiet;
+  FleetSeams seams(ctx, quiet);
+  auto wiped = wipeAgentMember(seams.env(), {.agent = address,
+                                             .force = ctx.flags().getBool("force"),
+                                             .endpoints = ctx.global().client.endpoints,
+                                             .agent_timeout = ctx.global().client.command_timeout});
+  if (!wiped) return flowError(wiped.error());
+  if (!*wiped) {
+    ctx.out() << "agent " << address << " holds no member: nothing to wipe\n";
+  } else {
+    ctx.out() << **wiped << " wiped; the agent waits for a bootstrap plan\n";
   }
-  if (s->phase() != v1::MEMBER_PHASE_REMOVED && !ctx.flags().getBool("force")) {
-    auto client = ctx.client();
-    if (!client) return std::unexpected(client.error());
-    auto members = membership::listMembers(**client);
-    if (!members) {
-      return commandError(exitcode::kBadConnection,
-                          "cannot check that " + who +
-                              " is no longer in its cluster: " + members.error().message +
-                              ". Pass --endpoints of the cluster, or --force if you are certain "
-                              "it was removed");
-    }
-    const membership::MemberInfo* still = membership::findById(*members, s->member_id());
-    for (const auto& url : s->peer_urls()) {
-      if (still == nullptr) still = membership::findByPeerUrl(*members, url);
-    }
-    if (still != nullptr) {
-      return commandError(exitcode::kError,
-                          who + " is still in the cluster (" + membership::hexId(still->id) +
-                              "): remove it with `etcd-fleet member remove " +
-                              (still->name.empty() ? membership::hexId(still->id) : still->name) +
-                              "`, which checks quorum and wipes it");
-    }
-  }
-  auto r = agent->removeMember();
-  if (!r) return commandError(r.error());
-  ctx.out() << who << " wiped; the agent waits for a bootstrap plan\n";
   return {};
 }
 

@@ -4,7 +4,7 @@
 #include "agentclient/agent_client.hpp"
 #include "fleetctl/commands/commands.hpp"
 #include "fleetctl/commands/util.hpp"
-#include "fleetctl/inventory/inventory.hpp"
+#include "fleet/inventory.hpp"
 #include "fleetctl/output/json.hpp"
 
 namespace etcdagent::fleet {

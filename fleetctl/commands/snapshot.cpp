@@ -13,6 +13,7 @@
 
 #include "common/encoding.hpp"
 #include "common/file_util.hpp"
+#include "etcd/snapshot/status.hpp"
 #include "etcd/etcdserverpb/rpc.grpc.pb.h"
 #include "fleetctl/cli/interrupt.hpp"
 #include "fleetctl/commands/util.hpp"
@@ -189,7 +190,7 @@ CommandResult runSnapshotStatus(Context& ctx) {
   }
   auto bytes = readFile(path);
   if (!bytes) return commandError(bytes.error());
-  auto st = snapshotStatusOf(*bytes);
+  auto st = etcd::snapshotStatusOf(*bytes);
   if (!st) return commandError(exitcode::kError, st.error().message);
   printSnapshotStatus(ctx.output(), *st);
   return {};

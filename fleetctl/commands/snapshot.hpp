@@ -14,16 +14,9 @@
 #include "common/durable_file.hpp"
 #include "common/error.hpp"
 #include "common/snapshot_digest.hpp"
-#include "etcd/snapshot/status.hpp"
 #include "fleetctl/cli/command.hpp"
-#include "fleetctl/output/format.hpp"  // humanizeBytes, for the includers of this header
 
 namespace etcdagent::fleet {
-
-// bootstrap --from-snapshot (commands/bootstrap_restore) names these unqualified; it moves to
-// lib/fleet, which will take them from etcd/snapshot/status.hpp directly.
-using etcd::SnapshotStatus;
-using etcd::snapshotStatusOf;
 
 // Writes a snapshot to PATH.part (mode 0600, truncated if it exists, as etcdctl does) and, on
 // commit(), verifies the trailer, then commits the DurableFile (fsync, rename to PATH, fsync the

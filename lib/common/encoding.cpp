@@ -1,6 +1,7 @@
 #include "common/encoding.hpp"
 
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -353,6 +354,19 @@ std::string leaseIdHex(std::int64_t id) {
 std::string hexId(std::uint64_t id) {
   char buf[17];
   std::snprintf(buf, sizeof buf, "%llx", static_cast<unsigned long long>(id));
+  return buf;
+}
+
+std::string humanizeBytes(std::uint64_t bytes) {
+  if (bytes < 10) return std::to_string(bytes) + " B";
+  static const char* const kSizes[] = {"B", "kB", "MB", "GB", "TB", "PB", "EB"};
+  // The same float arithmetic as go-humanize (logn, floor, pow), so values round identically.
+  const double s = static_cast<double>(bytes);
+  const double e = std::floor(std::log(s) / std::log(1000.0));
+  const double val = std::floor(s / std::pow(1000.0, e) * 10 + 0.5) / 10;
+  char buf[64];
+  std::snprintf(buf, sizeof buf, val < 10 ? "%.1f %s" : "%.0f %s", val,
+                kSizes[static_cast<int>(e)]);
   return buf;
 }
 

@@ -52,4 +52,8 @@ std::string urlUnescapeLenient(std::string_view text, UrlPart part);
 // JSON string literal (RFC 8259) with Go encoding/json's escaping of <, >, & and U+2028/9.
 std::string jsonQuote(std::string_view s);
 
+// Go's humanize.Bytes, as etcdctl prints sizes: SI units (base 1000), "%.1f" below 10 and "%.0f"
+// above: 20480 -> "20 kB", 2123456 -> "2.1 MB".
+std::string humanizeBytes(std::uint64_t bytes);
+
 }  // namespace etcdagent

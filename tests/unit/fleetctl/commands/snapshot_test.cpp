@@ -3,6 +3,8 @@
 
 #include "fleetctl/commands/snapshot.hpp"
 
+#include "etcd/snapshot/status.hpp"
+
 #include <gtest/gtest.h>
 #include <openssl/evp.h>
 #include <sys/stat.h>

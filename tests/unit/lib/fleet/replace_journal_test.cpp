@@ -1,7 +1,7 @@
 // The member replace journal: step order per host choice, transitions, its string table in the
 // inventory, and the refusals that need no cluster.
 
-#include "fleetctl/commands/replace_journal.hpp"
+#include "fleet/replace_journal.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,20 +1,19 @@
-#include "fleetctl/commands/bootstrap_restore.hpp"
+#include "fleet/restore.hpp"
 
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <array>
 #include <cerrno>
 #include <functional>
-#include <future>
 #include <memory>
-#include <mutex>
 #include <string_view>
 
+#include "common/encoding.hpp"
 #include "common/file_util.hpp"
 #include "common/snapshot_digest.hpp"
+#include "fleet/fan_out.hpp"
 
 namespace etcdagent::fleet {
 namespace {
@@ -54,7 +53,7 @@ Result<LocalSnapshot> checkLocalSnapshot(const std::string& path) {
     return refuse("not an etcd snapshot, or corrupted: " + trailer.error().message +
                   ". Take a new one with etcd-fleet snapshot save");
   }
-  if (auto status = snapshotStatusOf(bytes)) out.status = *status;
+  if (auto status = etcd::snapshotStatusOf(bytes)) out.status = *status;
   return out;
 }
 
@@ -77,52 +76,43 @@ Result<void> checkRestoreMode(bool discovery) {
   return {};
 }
 
-Result<std::vector<std::string>> uploadSnapshot(std::ostream& err, const LocalSnapshot& snapshot,
-                                                const std::string& cluster_token,
-                                                const std::vector<AgentClient>& agents,
-                                                const std::vector<bool>& upload) {
-  std::mutex err_mutex;
-  auto say = [&](const std::string& line) {
-    std::lock_guard lock(err_mutex);
-    err << line << "\n" << std::flush;
-  };
-  std::vector<std::future<Result<v1::UploadSnapshotResponse>>> futures;
-  for (std::size_t i = 0; i < agents.size(); ++i) {
+Result<std::vector<std::string>> uploadSnapshot(
+    Progress& progress, const LocalSnapshot& snapshot, const std::string& cluster_token,
+    const std::vector<std::unique_ptr<AgentApi>>& agents, const std::vector<bool>& upload) {
+  auto results = fanOut(agents.size(), [&](std::size_t i) -> Result<v1::UploadSnapshotResponse> {
+    const AgentApi& agent = *agents[i];
     if (!upload[i]) {
-      futures.push_back({});
-      continue;
+      progress.step("  " + agent.address() + " holds this cluster's plan already: no upload");
+      return v1::UploadSnapshotResponse{};
     }
-    futures.push_back(std::async(std::launch::async, [&, i] {
-      int quarter = 0;
-      auto progress = [&](std::uint64_t sent) {
-        if (snapshot.size < kProgressFrom) return;
-        const int q = static_cast<int>(sent * 4 / snapshot.size);
-        if (q > quarter && q < 4) {
-          quarter = q;
-          say("  " + agents[i].address() + " uploading: " + std::to_string(q * 25) + "% (" +
-              humanizeBytes(sent) + " of " + humanizeBytes(snapshot.size) + ")");
-        }
-      };
-      return agents[i].uploadSnapshot(snapshot.path, cluster_token, snapshot.size,
-                                      snapshot.sha256_hex, progress);
-    }));
-  }
+    int quarter = 0;
+    auto sent = [&](std::uint64_t bytes) {
+      if (snapshot.size < kProgressFrom) return;
+      const int q = static_cast<int>(bytes * 4 / snapshot.size);
+      if (q > quarter && q < 4) {
+        quarter = q;
+        progress.step("  " + agent.address() + " uploading: " + std::to_string(q * 25) + "% (" +
+                      humanizeBytes(bytes) + " of " + humanizeBytes(snapshot.size) + ")");
+      }
+    };
+    auto r = agent.uploadSnapshot(snapshot.path, cluster_token, snapshot.size, snapshot.sha256_hex,
+                                  sent);
+    if (!r) {
+      progress.step("  " + agent.address() + " FAILED: " + r.error().message);
+    } else {
+      progress.step("  " + agent.address() + " has the snapshot (" + r->path() + ", " +
+                    humanizeBytes(r->size()) + ")");
+    }
+    return r;
+  });
   std::vector<std::string> paths(agents.size());
   std::string refused;
   for (std::size_t i = 0; i < agents.size(); ++i) {
-    if (!upload[i]) {
-      say("  " + agents[i].address() + " holds this cluster's plan already: no upload");
-      continue;
+    if (!results[i]) {
+      refused += "\n  " + results[i].error().message;
+    } else {
+      paths[i] = results[i]->path();
     }
-    auto r = futures[i].get();
-    if (!r) {
-      say("  " + agents[i].address() + " FAILED: " + r.error().message);
-      refused += "\n  " + r.error().message;
-      continue;
-    }
-    say("  " + agents[i].address() + " has the snapshot (" + r->path() + ", " +
-        humanizeBytes(r->size()) + ")");
-    paths[i] = r->path();
   }
   if (!refused.empty()) {
     return fail(

@@ -36,7 +36,7 @@
 #include <vector>
 
 #include "common/error.hpp"
-#include "fleetctl/inventory/inventory.hpp"
+#include "fleet/inventory.hpp"
 
 namespace etcdagent::fleet {
 

@@ -13,7 +13,7 @@
 
 #include "common/error.hpp"
 #include "etcdagent/v1/agent.pb.h"
-#include "fleetctl/inventory/inventory.hpp"
+#include "fleet/inventory.hpp"
 
 namespace etcdagent::fleet::bootstrap {
 

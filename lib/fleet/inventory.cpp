@@ -1,4 +1,4 @@
-#include "fleetctl/inventory/inventory.hpp"
+#include "fleet/inventory.hpp"
 
 #include <sys/stat.h>
 
@@ -15,13 +15,6 @@ namespace etcdagent::fleet {
 namespace {
 
 namespace fs = std::filesystem;
-
-// "http://h:2379" -> "h:2379" (etcd-fleet's --endpoints take either form; etcdctl's take this one).
-std::string hostPort(const std::string& url) {
-  auto scheme = url.find("://");
-  std::string rest = scheme == std::string::npos ? url : url.substr(scheme + 3);
-  return rest.substr(0, rest.find('/'));
-}
 
 Result<std::uint64_t> parseHexId(const std::string& text) {
   if (text.empty() || text.size() > 16 ||
@@ -62,6 +55,12 @@ bool bareKey(std::string_view key) {
 
 }  // namespace
 
+std::string hostPortOf(std::string_view url) {
+  auto scheme = url.find("://");
+  std::string_view rest = scheme == std::string_view::npos ? url : url.substr(scheme + 3);
+  return std::string(rest.substr(0, rest.find('/')));
+}
+
 const InventoryMember* Inventory::find(std::string_view name) const {
   auto it = std::find_if(members.begin(), members.end(),
                          [&](const InventoryMember& m) { return m.name == name; });
@@ -82,7 +81,7 @@ const InventoryMember* Inventory::findById(std::uint64_t id) const {
 std::vector<std::string> Inventory::clientEndpoints() const {
   std::vector<std::string> out;
   for (const auto& m : members) {
-    if (!m.client_url.empty()) out.push_back(hostPort(m.client_url));
+    if (!m.client_url.empty()) out.push_back(hostPortOf(m.client_url));
   }
   return out;
 }
@@ -196,6 +195,15 @@ Result<std::optional<Inventory>> loadInventory(const std::string& path) {
   auto inv = parseInventory(*text, path);
   if (!inv) return fail(inv.error());
   return std::optional<Inventory>(std::move(*inv));
+}
+
+Result<Inventory> requireInventory(const std::string& path, std::string_view hint) {
+  auto loaded = loadInventory(path);
+  if (!loaded) return fail(loaded.error());
+  if (!*loaded) {
+    return fail(Errc::kNotFound, "no fleet inventory at " + path + ": " + std::string(hint));
+  }
+  return std::move(**loaded);
 }
 
 Result<void> saveInventory(const Inventory& inv) {

@@ -60,6 +60,12 @@ struct Inventory {
   [[nodiscard]] std::vector<std::string> clientEndpoints() const;
 };
 
+// "http://h:2379" -> "h:2379" (etcd-fleet's --endpoints take either form; etcdctl's take this one).
+std::string hostPortOf(std::string_view url);
+
+// "http://h:2379" -> "h:2379" (etcd-fleet's --endpoints take either form; etcdctl's take this one).
+std::string hostPortOf(std::string_view url);
+
 // ~/.config/etcd-fleet/fleet.toml ($XDG_CONFIG_HOME/etcd-fleet/fleet.toml when that is set).
 // `getenv` is injected for tests.
 std::string defaultInventoryPath(const std::function<const char*(const char*)>& getenv);
@@ -73,6 +79,11 @@ std::string renderInventory(const Inventory& inventory);
 
 // Reads `path`; std::nullopt when the file does not exist (no fleet bootstrapped yet).
 Result<std::optional<Inventory>> loadInventory(const std::string& path);
+
+// The inventory a command needs (status, member replace): nullopt from loadInventory becomes an
+// kNotFound error that names the path, followed by `hint` (what needs it and how to get one:
+// "member replace works on a fleet bootstrapped with etcd-fleet bootstrap (or pass --fleet FILE)").
+Result<Inventory> requireInventory(const std::string& path, std::string_view hint);
 
 // Writes inventory.path atomically with mode 0600, creating its directory (0700) if needed.
 Result<void> saveInventory(const Inventory& inventory);

@@ -1,4 +1,4 @@
-#include "fleetctl/commands/replace_journal.hpp"
+#include "fleet/replace_journal.hpp"
 
 #include <algorithm>
 #include <array>

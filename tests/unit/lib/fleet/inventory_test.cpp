@@ -1,4 +1,4 @@
-#include "fleetctl/inventory/inventory.hpp"
+#include "fleet/inventory.hpp"
 
 #include <gtest/gtest.h>
 #include <stdlib.h>

@@ -1,7 +1,7 @@
 // The pure part of etcd-fleet bootstrap: hosts, names, preflight verdicts, plans, inventory,
 // health and --abort decisions, from values.
 
-#include "fleetctl/commands/bootstrap_plan.hpp"
+#include "fleet/bootstrap_plan.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "fleetctl/commands/bootstrap_plan.hpp"
+#include "fleet/bootstrap_plan.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -6,23 +6,10 @@
 #include <map>
 #include <set>
 
+#include "common/strings.hpp"
+
 namespace etcdagent::fleet::bootstrap {
 namespace {
-
-std::vector<std::string> splitCsv(std::string_view csv) {
-  std::vector<std::string> out;
-  std::size_t start = 0;
-  while (start <= csv.size()) {
-    auto comma = csv.find(',', start);
-    if (comma == std::string_view::npos) comma = csv.size();
-    std::string item(csv.substr(start, comma - start));
-    auto b = item.find_first_not_of(" \t");
-    auto e = item.find_last_not_of(" \t");
-    out.push_back(b == std::string::npos ? std::string() : item.substr(b, e - b + 1));
-    start = comma + 1;
-  }
-  return out;
-}
 
 bool validPort(std::string_view text, int& port) {
   auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), port);
@@ -50,7 +37,7 @@ Result<std::vector<HostSpec>> parseHosts(std::string_view csv, int default_agent
   }
   std::vector<HostSpec> out;
   std::set<std::string> seen;
-  for (const auto& item : splitCsv(csv)) {
+  for (const auto& item : splitComma(csv, {.trim = true})) {
     if (item.empty())
       return fail(Errc::kInvalidArgument, "--hosts has an empty entry: " + quoted(csv));
     std::string host = item;
@@ -100,7 +87,7 @@ Result<std::vector<std::string>> memberNames(std::size_t count, std::string_view
     for (std::size_t i = 1; i <= count; ++i) names.push_back("m" + std::to_string(i));
     return names;
   }
-  names = splitCsv(csv);
+  names = splitComma(csv, {.trim = true});
   if (names.size() != count) {
     return fail(Errc::kInvalidArgument, "--names has " + std::to_string(names.size()) +
                                             " names but --hosts has " + std::to_string(count) +
