@@ -7,6 +7,7 @@
 // waits for it: work must end by itself, within its own deadlines or soon after a stop request.
 // The thread starts with the first run(): an owner that never needs it costs none.
 
+#include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/thread_pool.hpp>
@@ -30,8 +31,11 @@ class LoopWorker {
   template <class Work, class Done>
   void run(Work work, Done done) {
     if (!pool_) pool_.emplace(1);
-    boost::asio::post(*pool_, [io = &io_, alive = alive_, stop = stop_.get_token(),
-                               work = std::move(work), done = std::move(done)]() mutable {
+    // Work in flight is work of the loop too: io_context::run() must not return while a result is
+    // still to come (an agent waiting for the member lock has nothing else on its loop).
+    boost::asio::post(*pool_, [io = &io_, pending = boost::asio::make_work_guard(io_),
+                               alive = alive_, stop = stop_.get_token(), work = std::move(work),
+                               done = std::move(done)]() mutable {
       auto result = work(stop);
       boost::asio::post(*io, [alive, done = std::move(done), result = std::move(result)]() mutable {
         if (!alive.expired()) done(std::move(result));

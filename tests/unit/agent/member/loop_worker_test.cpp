@@ -33,6 +33,15 @@ TEST(LoopWorker, RunsTheWorkOnItsThreadAndHandsTheResultToTheLoop) {
   EXPECT_NE(*worked_on, std::this_thread::get_id());
 }
 
+TEST(LoopWorker, TheLoopRunsUntilTheResultOfWorkInFlightArrived) {
+  boost::asio::io_context io;  // nothing else to do
+  LoopWorker worker(io);
+  bool done = false;
+  worker.run([](std::stop_token) { return 7; }, [&](int r) { done = r == 7; });
+  io.run();
+  EXPECT_TRUE(done);
+}
+
 TEST(LoopWorker, WorkRunsInTheOrderGiven) {
   boost::asio::io_context io;
   auto guard = boost::asio::make_work_guard(io);
