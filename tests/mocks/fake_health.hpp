@@ -3,6 +3,7 @@
 // A HealthSource whose probes the test answers: probes wait in order until answer(); the probes
 // of a run that ended (its HealthProbe destroyed) are dropped, as the real prober drops them.
 
+#include <cstdint>
 #include <deque>
 #include <functional>
 #include <memory>
