@@ -1,32 +1,16 @@
 // agent status|wipe, autostart enable|disable|status: etcd-fleet talking to one etcd-agent
 // (wipe is lib/fleet's: it checks with the cluster first).
 
-#include <google/protobuf/util/json_util.h>
+#include "fleetctl/output/agent.hpp"
 
 #include "agentclient/agent_client.hpp"
 #include "fleet/member.hpp"
 #include "fleetctl/commands/commands.hpp"
 #include "fleetctl/commands/fleet_io.hpp"
 #include "fleetctl/commands/util.hpp"
-#include "fleetctl/output/table.hpp"
-#include "membership/membership.hpp"
 
 namespace etcdagent::fleet {
 namespace {
-
-std::string join(const google::protobuf::RepeatedPtrField<std::string>& v) {
-  std::string out;
-  for (const auto& s : v) out += (out.empty() ? "" : ",") + s;
-  return out;
-}
-
-std::string protoJson(const google::protobuf::Message& m) {
-  std::string out;
-  google::protobuf::util::JsonPrintOptions o;
-  o.preserve_proto_field_names = true;
-  (void)google::protobuf::util::MessageToJsonString(m, &out, o);
-  return out;
-}
 
 std::expected<AgentClient, CommandError> agentFor(Context& ctx) {
   std::string host = ctx.flags().getString("host");
@@ -46,47 +30,12 @@ void hostFlags(FlagSet& f) {
 }
 
 CommandResult runAgentStatus(Context& ctx) {
-  if (auto r =
-          requireFormat(ctx, {OutputFormat::kSimple, OutputFormat::kTable, OutputFormat::kJson});
-      !r)
-    return r;
+  if (auto r = requireFormat(ctx, printAgentStatus); !r) return r;
   auto agent = agentFor(ctx);
   if (!agent) return std::unexpected(agent.error());
   auto s = agent->status();
   if (!s) return commandError(s.error());
-  if (ctx.global().format == OutputFormat::kJson) {
-    ctx.out() << protoJson(*s) << "\n";
-    return {};
-  }
-  Table t({"FIELD", "VALUE"});
-  auto row = [&](std::string k, std::string v) { t.addRow({std::move(k), std::move(v)}); };
-  row("agent", agent->address() + " (etcd-agent " + s->agent_version() + ")");
-  row("member", s->member_name());
-  row("member id", s->member_id() ? membership::hexId(s->member_id()) : "");
-  row("state", memberPhaseName(s->phase()));
-  row("status", s->status_line());
-  row("cluster", s->cluster_token());
-  row("client urls", join(s->client_urls()));
-  row("peer urls", join(s->peer_urls()));
-  row("etcd pid", s->etcd_pid() ? std::to_string(s->etcd_pid()) : "-");
-  row("etcd version", s->etcd_version());
-  row("healthy", s->healthy() ? "true" : "false");
-  row("restarts", std::to_string(s->restart_count()));
-  row("last error", s->last_error());
-  row("autostart", s->autostart() + (s->unit().empty() ? "" : " (" + s->unit() + ")"));
-  row("data dir", s->data_dir());
-  row("disk free", std::to_string(s->disk_free_bytes() / (1024 * 1024)) + " MiB");
-  if (ctx.global().format == OutputFormat::kTable) {
-    ctx.out() << t.render();
-  } else {
-    ctx.out() << s->member_name() << ", " << memberPhaseName(s->phase()) << ", " << s->status_line()
-              << "\n";
-  }
-  if ((s->phase() == v1::MEMBER_PHASE_CRASH_LOOPING || s->phase() == v1::MEMBER_PHASE_REMOVED) &&
-      !s->last_etcd_lines().empty()) {
-    ctx.err() << "last etcd log lines:\n";
-    for (const auto& l : s->last_etcd_lines()) ctx.err() << "  " << l << "\n";
-  }
+  printAgentStatus(ctx.output(), agent->address(), *s);
   return {};
 }
 

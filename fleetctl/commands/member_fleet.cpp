@@ -74,7 +74,7 @@ CommandResult runMemberRemove(Context& ctx) {
   auto hex = parseHexUint(arg);
   // A hex ID that names no member of the inventory is etcdctl's form: its -w check first.
   if (hex && !(*inventory && (*inventory)->find(arg))) {
-    if (auto r = requireFormat(ctx, {OutputFormat::kSimple, OutputFormat::kJson}); !r) return r;
+    if (auto r = requireFormat(ctx, printMemberRemove); !r) return r;
   }
 
   // The notes of the fleet form; with an ID they go to stderr so that stdout stays etcdctl's.

@@ -12,10 +12,7 @@ namespace etcdagent::fleet {
 namespace {
 
 CommandResult runStatus(Context& ctx) {
-  if (auto r =
-          requireFormat(ctx, {OutputFormat::kSimple, OutputFormat::kTable, OutputFormat::kJson});
-      !r)
-    return r;
+  if (auto r = requireFormat(ctx, printFleetStatus); !r) return r;
   auto inventory = requireInventory(ctx.global().fleet_path,
                                     "bootstrap a cluster with etcd-fleet bootstrap --hosts ..., or "
                                     "pass --fleet FILE");
@@ -26,11 +23,7 @@ CommandResult runStatus(Context& ctx) {
   auto rows = fleetStatus(seams.env(), {.inventory = std::move(*inventory),
                                         .endpoints = ctx.global().client.endpoints,
                                         .timeout = ctx.flags().getDuration("agent-timeout")});
-  if (ctx.global().format == OutputFormat::kJson) {
-    ctx.out() << renderStatusJson(token, rows);
-  } else {
-    ctx.out() << renderStatusTable(rows);
-  }
+  printFleetStatus(ctx.output(), token, rows);
   return {};
 }
 

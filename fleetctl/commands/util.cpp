@@ -20,11 +20,4 @@ std::unexpected<CommandError> unsupportedFormatError(Context& ctx) {
   return commandError(exitcode::kBadFeature, unsupportedFormat(ctx.global().format));
 }
 
-CommandResult requireFormat(Context& ctx, std::initializer_list<OutputFormat> supported) {
-  for (auto f : supported) {
-    if (f == ctx.global().format) return {};
-  }
-  return unsupportedFormatError(ctx);
-}
-
 }  // namespace etcdagent::fleet

@@ -27,10 +27,6 @@ CommandResult requireFormat(Context& ctx, const Printer<Args...>& printer) {
   return unsupportedFormatError(ctx);
 }
 
-// The same check against a list, for the commands that print without a Printer (the fleet
-// commands: status, agent, discovery, member add --host); they move to printers in lib/fleet.
-CommandResult requireFormat(Context& ctx, std::initializer_list<OutputFormat> supported);
-
 // The client, or the CommandError explaining why there is none.
 #define FLEET_TRY_CLIENT(var, ctx)                         \
   auto var##_or = (ctx).client();                          \

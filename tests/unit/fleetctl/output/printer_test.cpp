@@ -8,12 +8,14 @@
 #include <sstream>
 
 #include "fleetctl/commands/util.hpp"
+#include "fleetctl/output/agent.hpp"
 #include "fleetctl/output/auth.hpp"
 #include "fleetctl/output/cluster.hpp"
 #include "fleetctl/output/json.hpp"
 #include "fleetctl/output/kv.hpp"
 #include "fleetctl/output/lease.hpp"
 #include "fleetctl/output/maintenance.hpp"
+#include "fleetctl/output/status.hpp"
 #include "fleetctl/output/table.hpp"
 #include "fleetctl/output/txn.hpp"
 #include "fleetctl/output/watch.hpp"
@@ -123,6 +125,13 @@ TEST(Printer, EveryCommandsFormatsAreEtcdctls) {
   EXPECT_EQ(formatsOf(printUserList), simpleJson);
   EXPECT_EQ(formatsOf(printUserGetDetail), formatsOf(printRoleGet));
   EXPECT_EQ(formatsOf(printAuthStatus), simpleJson);
+}
+
+TEST(Printer, TheFleetCommandsFormats) {
+  const Formats noFields{true, true, true, false};
+  EXPECT_EQ(formatsOf(printFleetStatus), noFields);
+  EXPECT_EQ(formatsOf(printAgentStatus), noFields);
+  EXPECT_EQ(formatsOf(printDiscoveryToken), (Formats{true, true, false, false}));
 }
 
 TEST(GoJson, MatchesEtcdctlForARangeResponse) {
