@@ -28,158 +28,209 @@ std::string failedChecks(const v1::PreflightResponse& p) {
 
 }  // namespace
 
-// ---- member add --host
-// ---------------------------------------------------------------------------
+// ---- member add --host -------------------------------------------------------------------------
 
-Result<AddMemberReport> addMemberOnHost(const Env& env, const AddMemberRequest& request) {
-  auto& progress = env.progress;
-  auto dialed = env.agents.dial(request.host, request.agent_timeout);
+namespace {
+
+// One run of `member add --host`, step by step: who the agent is, where its member will listen,
+// its registration in the cluster (a learner, started by its agent), its promotion, the inventory.
+class MemberAddition {
+ public:
+  MemberAddition(const Env& env, const AddMemberRequest& request) : env_(env), req_(request) {}
+
+  Result<AddMemberReport> run() {
+    if (auto r = identify(); !r) return fail(r.error());
+    if (auto r = locate(); !r) return fail(r.error());
+    auto cluster = env_.etcd.cluster(req_.endpoints);
+    if (!cluster) return fail(cluster.error());
+    cluster_ = std::move(*cluster);
+    if (auto r = has_plan_ ? findRegistered() : registerLearner(); !r) return fail(r.error());
+    if (auto r = promote(); !r) return fail(r.error());
+    return record();
+  }
+
+ private:
+  void say(const std::string& line) { env_.progress.step(line); }
+  [[nodiscard]] const std::string& address() const { return agent_->address(); }
+  Result<void> identify();
+  Result<void> locate();
+  Result<void> findRegistered();
+  Result<void> registerLearner();
+  Result<void> promote();
+  Result<AddMemberReport> record();
+
+  const Env& env_;
+  const AddMemberRequest& req_;
+  std::unique_ptr<AgentApi> agent_;
+  std::unique_ptr<ClusterApi> cluster_;
+  v1::AgentStatus status_;
+  std::string name_;
+  std::string token_;
+  bool has_plan_ = false;
+  std::string peer_url_, client_url_;
+  unsigned client_port_ = 0, peer_port_ = 0;
+  std::uint64_t id_ = 0;
+};
+
+// The agent's member: its name (it must be the one the operator expects) and whether it holds a
+// plan. An agent configured with [bootstrap] join adds its member by itself: the flow lets it
+// finish that and continues from its plan, instead of racing it with a second MemberAdd and plan.
+Result<void> MemberAddition::identify() {
+  auto dialed = env_.agents.dial(req_.host, req_.agent_timeout);
   if (!dialed) return fail(dialed.error());
-  const AgentApi& agent = **dialed;
-  auto status = agent.status();
+  agent_ = std::move(*dialed);
+  auto status = agent_->status();
   if (!status) return fail(status.error());
-  if (!request.name.empty() && status->member_name() != request.name) {
-    return fail(Errc::kInvalidArgument, "agent " + agent.address() + " runs member \"" +
-                                            status->member_name() + "\", not \"" + request.name +
+  if (!req_.name.empty() && status->member_name() != req_.name) {
+    return fail(Errc::kInvalidArgument, "agent " + address() + " runs member \"" +
+                                            status->member_name() + "\", not \"" + req_.name +
                                             "\": drop --name or fix the agent's config");
   }
-  const std::string name = status->member_name();
-  const std::string token =
-      request.inventory ? request.inventory->cluster_token : status->cluster_token();
-
-  // An agent configured with [bootstrap] join adds its member by itself: let it finish that and
-  // continue from its plan, instead of racing it with a second MemberAdd and plan.
+  name_ = status->member_name();
+  token_ = req_.inventory ? req_.inventory->cluster_token : status->cluster_token();
   if (status->joining()) {
-    progress.step("agent " + agent.address() + ": member " + name +
-                  " is joining the cluster by itself ([bootstrap] join); waiting for its plan");
-    auto joined = waitForPlan(agent, env.clock, kJoinWait);
-    if (!joined) return fail(joined.error());
-    status = std::move(joined);
+    say("agent " + address() + ": member " + name_ +
+        " is joining the cluster by itself ([bootstrap] join); waiting for its plan");
+    status = waitForPlan(*agent_, env_.clock, kJoinWait);
+    if (!status) return fail(status.error());
   }
+  status_ = std::move(*status);
+  has_plan_ = holdsPlan(status_);
+  return {};
+}
 
-  // An agent that has a plan already is a re-run (or a member of something else): it is only
-  // continued when its peer URL is registered in this cluster.
-  const bool has_plan = holdsPlan(*status);
-  std::string peer_url, client_url;
-  unsigned client_port = 0, peer_port = 0;
-  if (has_plan) {
-    if (status->peer_urls().empty()) {
-      return fail(
-          Errc::kFailedPrecondition,
-          "agent " + agent.address() + " has a plan but reports no peer URL; see its journal");
-    }
-    peer_url = status->peer_urls(0);
-    client_url = status->client_urls().empty() ? "" : status->client_urls(0);
-    progress.step("agent " + agent.address() + ": member " + name + " has a plan already (" +
-                  v1::MemberPhase_Name(status->phase()) + "); checking the cluster");
-  } else {
-    auto pre = agent.preflight(token, {});
-    if (!pre) return fail(pre.error());
-    if (!pre->ok()) {
-      return fail(Errc::kFailedPrecondition, "agent " + agent.address() +
-                                                 ": preflight failed for member " + name + ":" +
-                                                 failedChecks(*pre));
-    }
-    for (const auto& c : pre->checks()) {
-      if (c.warning()) progress.warning(c.name() + ": " + c.detail());
-    }
-    client_port = pre->client_port();
-    peer_port = pre->peer_port();
-    peer_url = "http://" + pre->advertise_host() + ":" + std::to_string(peer_port);
-    client_url = "http://" + pre->advertise_host() + ":" + std::to_string(client_port);
-    progress.step("agent " + agent.address() + ": preflight ok (member " + name + ", peer URL " +
-                  peer_url + ")");
-  }
-
-  auto cluster = env.etcd.cluster(request.endpoints);
-  if (!cluster) return fail(cluster.error());
-  std::uint64_t id = 0;
-  if (has_plan) {
-    auto members = (*cluster)->members();
-    if (!members) return fail(members.error());
-    const auto* me = membership::findByPeerUrl(*members, peer_url);
-    if (!me) {
+// Where the member listens: its plan's URLs (a re-run, or a self-joined member), or the ports the
+// agent's preflight allocates.
+Result<void> MemberAddition::locate() {
+  if (has_plan_) {
+    if (status_.peer_urls().empty()) {
       return fail(Errc::kFailedPrecondition,
-                  "agent " + agent.address() + " already runs member " + name + " with peer URL " +
-                      peer_url +
-                      ", which is not in this cluster: it belongs to another cluster or was "
-                      "removed. Wipe it first (etcd-fleet member remove " +
-                      name + " on its cluster)");
+                  "agent " + address() + " has a plan but reports no peer URL; see its journal");
     }
-    id = me->id;
-    progress.step("member " + name + " (" + hexId(id) +
-                  ") is already registered in the cluster; not adding it again");
-  } else {
-    auto added = (*cluster)->addLearner(name, peer_url, env.stop);
-    if (!added) return fail(added.error());
-    id = added->id;
-    progress.step(added->already_registered
-                      ? "member " + name + " (" + hexId(id) +
-                            ") is already registered in the cluster; not adding it again"
-                      : "added learner " + name + " (" + hexId(id) + ") with peer URL " + peer_url);
-    v1::Plan plan;
-    plan.set_mode(v1::PLAN_MODE_LEARNER);
-    plan.set_member_name(name);
-    plan.set_cluster_token(token);
-    plan.set_initial_cluster(added->initial_cluster);
-    plan.set_client_port(client_port);
-    plan.set_peer_port(peer_port);
-    if (auto applied = agent.applyPlan(plan); !applied) {
-      return fail(Errc::kFailedPrecondition,
-                  applied.error().message + "\nThe learner " + hexId(id) +
-                      " is registered but not started: fix the agent and re-run this command, or "
-                      "remove it with `etcd-fleet member remove " +
-                      hexId(id) + "`");
-    }
-    progress.step("agent " + agent.address() + ": started " + name +
-                  " as a learner (initial cluster " + added->initial_cluster + ")");
+    peer_url_ = status_.peer_urls(0);
+    client_url_ = status_.client_urls().empty() ? "" : status_.client_urls(0);
+    say("agent " + address() + ": member " + name_ + " has a plan already (" +
+        v1::MemberPhase_Name(status_.phase()) + "); checking the cluster");
+    return {};
   }
+  auto pre = agent_->preflight(token_, {});
+  if (!pre) return fail(pre.error());
+  if (!pre->ok()) {
+    return fail(Errc::kFailedPrecondition, "agent " + address() + ": preflight failed for member " +
+                                               name_ + ":" + failedChecks(*pre));
+  }
+  for (const auto& c : pre->checks()) {
+    if (c.warning()) env_.progress.warning(c.name() + ": " + c.detail());
+  }
+  client_port_ = pre->client_port();
+  peer_port_ = pre->peer_port();
+  peer_url_ = "http://" + pre->advertise_host() + ":" + std::to_string(peer_port_);
+  client_url_ = "http://" + pre->advertise_host() + ":" + std::to_string(client_port_);
+  say("agent " + address() + ": preflight ok (member " + name_ + ", peer URL " + peer_url_ + ")");
+  return {};
+}
 
-  auto healthy = waitMemberHealthy(agent, env.clock, kLearnerHealthy, env.stop);
+// An agent with a plan is only continued when its peer URL is registered in this cluster.
+Result<void> MemberAddition::findRegistered() {
+  auto members = cluster_->members();
+  if (!members) return fail(members.error());
+  const auto* me = membership::findByPeerUrl(*members, peer_url_);
+  if (!me) {
+    return fail(Errc::kFailedPrecondition,
+                "agent " + address() + " already runs member " + name_ + " with peer URL " +
+                    peer_url_ +
+                    ", which is not in this cluster: it belongs to another cluster or was "
+                    "removed. Wipe it first (etcd-fleet member remove " +
+                    name_ + " on its cluster)");
+  }
+  id_ = me->id;
+  say("member " + name_ + " (" + hexId(id_) +
+      ") is already registered in the cluster; not adding it again");
+  return {};
+}
+
+// MemberAdd as a learner (idempotent by peer URL), then the learner plan to its agent.
+Result<void> MemberAddition::registerLearner() {
+  auto added = cluster_->addLearner(name_, peer_url_, env_.stop);
+  if (!added) return fail(added.error());
+  id_ = added->id;
+  say(added->already_registered
+          ? "member " + name_ + " (" + hexId(id_) +
+                ") is already registered in the cluster; not adding it again"
+          : "added learner " + name_ + " (" + hexId(id_) + ") with peer URL " + peer_url_);
+  v1::Plan plan;
+  plan.set_mode(v1::PLAN_MODE_LEARNER);
+  plan.set_member_name(name_);
+  plan.set_cluster_token(token_);
+  plan.set_initial_cluster(added->initial_cluster);
+  plan.set_client_port(client_port_);
+  plan.set_peer_port(peer_port_);
+  if (auto applied = agent_->applyPlan(plan); !applied) {
+    return fail(Errc::kFailedPrecondition,
+                applied.error().message + "\nThe learner " + hexId(id_) +
+                    " is registered but not started: fix the agent and re-run this command, or "
+                    "remove it with `etcd-fleet member remove " +
+                    hexId(id_) + "`");
+  }
+  say("agent " + address() + ": started " + name_ + " as a learner (initial cluster " +
+      added->initial_cluster + ")");
+  return {};
+}
+
+// Once its etcd is healthy, MemberPromote until the learner caught up with the leader.
+Result<void> MemberAddition::promote() {
+  auto healthy = waitMemberHealthy(*agent_, env_.clock, kLearnerHealthy, env_.stop);
   if (!healthy) {
     Error e = healthy.error();
     if (e.code == Errc::kFailedPrecondition) {
       e.message +=
-          "\nSee the agent's journal, then `etcd-fleet member remove " + name + "` and try again";
+          "\nSee the agent's journal, then `etcd-fleet member remove " + name_ + "` and try again";
     }
     return fail(std::move(e));
   }
-  if (!healthy->client_urls().empty()) client_url = healthy->client_urls(0);
-  progress.step("member " + name + " is healthy; promoting it once it caught up with the leader");
+  if (!healthy->client_urls().empty()) client_url_ = healthy->client_urls(0);
+  say("member " + name_ + " is healthy; promoting it once it caught up with the leader");
   std::string last;
-  auto promoted = (*cluster)->promoteWhenInSync(
-      id, std::chrono::duration_cast<std::chrono::seconds>(request.promote_timeout),
+  auto promoted = cluster_->promoteWhenInSync(
+      id_, std::chrono::duration_cast<std::chrono::seconds>(req_.promote_timeout),
       [&](const std::string& line) {
-        if (line != last) progress.step(line);
+        if (line != last) say(line);
         last = line;
       },
-      env.stop);
+      env_.stop);
   if (!promoted) return fail(promoted.error());
-  progress.step("member " + name + " (" + hexId(id) + ") is a voting member");
+  say("member " + name_ + " (" + hexId(id_) + ") is a voting member");
+  return {};
+}
 
-  AddMemberReport report{.name = name, .id = id};
-  if (request.inventory) {
-    Inventory inv = *request.inventory;
-    InventoryMember* m = inv.find(name);
-    if (!m) {
-      inv.members.push_back({});
-      m = &inv.members.back();
-      m->name = name;
-    }
-    m->host = request.host;
-    m->agent = agent.address();
-    m->client_url = client_url;
-    m->peer_url = peer_url;
-    m->id = id;
-    if (auto saved = saveInventory(inv); !saved) return fail(saved.error());
-    progress.step("inventory " + inv.path + ": recorded " + name);
-    report.recorded = true;
+// The voter in the fleet's inventory, when there is one.
+Result<AddMemberReport> MemberAddition::record() {
+  AddMemberReport report{.name = name_, .id = id_};
+  if (!req_.inventory) return report;
+  Inventory inv = *req_.inventory;
+  InventoryMember* m = inv.find(name_);
+  if (!m) {
+    inv.members.push_back({.name = name_});
+    m = &inv.members.back();
   }
+  m->host = req_.host;
+  m->agent = address();
+  m->client_url = client_url_;
+  m->peer_url = peer_url_;
+  m->id = id_;
+  if (auto saved = saveInventory(inv); !saved) return fail(saved.error());
+  say("inventory " + inv.path + ": recorded " + name_);
+  report.recorded = true;
   return report;
 }
 
-// ---- member remove
-// -------------------------------------------------------------------------------
+}  // namespace
+
+Result<AddMemberReport> addMemberOnHost(const Env& env, const AddMemberRequest& request) {
+  return MemberAddition(env, request).run();
+}
+
+// ---- member remove -----------------------------------------------------------------------------
 
 MemberRemoval::MemberRemoval(const Env& env, RemoveMemberRequest request)
     : env_(env), request_(std::move(request)) {}
@@ -301,8 +352,7 @@ Result<void> MemberRemoval::wipeOnAgent() {
   return {};
 }
 
-// ---- agent wipe
-// ----------------------------------------------------------------------------------
+// ---- agent wipe --------------------------------------------------------------------------------
 
 Result<std::optional<std::string>> wipeAgentMember(const Env& env, const WipeRequest& request) {
   auto agent = env.agents.dial(request.agent, request.agent_timeout);

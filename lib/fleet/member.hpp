@@ -23,8 +23,7 @@
 
 namespace etcdagent::fleet {
 
-// ---- member add --host
-// ---------------------------------------------------------------------------
+// ---- member add --host -------------------------------------------------------------------------
 
 struct AddMemberRequest {
   std::string host;  // as the operator named it, HOST[:PORT] (recorded in the inventory)
@@ -44,8 +43,7 @@ struct AddMemberReport {
 // Fails with kInvalidArgument when the agent runs another member than `name`.
 Result<AddMemberReport> addMemberOnHost(const Env& env, const AddMemberRequest& request);
 
-// ---- member remove
-// -------------------------------------------------------------------------------
+// ---- member remove -----------------------------------------------------------------------------
 
 struct RemoveMemberRequest {
   std::string member;                   // NAME (in the cluster or the inventory), or a hex ID
@@ -94,8 +92,7 @@ class MemberRemoval {
   std::optional<InventoryMember> known_;  // the member as the inventory lists it
 };
 
-// ---- agent wipe
-// ----------------------------------------------------------------------------------
+// ---- agent wipe --------------------------------------------------------------------------------
 
 struct WipeRequest {
   std::string agent;   // HOST:PORT

@@ -51,6 +51,7 @@ class Replacer {
   Result<bool> oldHealthy();
   std::string orderLine() const;
   Result<ReplaceJournal> start();
+  Result<ReplaceTarget> askTarget(const InventoryMember& old);
   Result<std::string> runStep(ReplaceStep step);
   Result<std::string> removeOld();
   Result<std::string> wipeOld();
@@ -114,22 +115,16 @@ Result<void> Replacer::saveJournal() {
   return {};
 }
 
-// A new replace: ask the target agent who it is, check the cluster, journal the plan.
-Result<ReplaceJournal> Replacer::start() {
-  const InventoryMember* old = inv_.find(request_.name);
-  if (old == nullptr) {
-    // planReplace words the refusal; the target does not matter for it.
-    return planReplace(inv_, request_, {}, false, {});
-  }
+// Who will run the new member: the target agent's preflight (its name, host and ports).
+Result<ReplaceTarget> Replacer::askTarget(const InventoryMember& old) {
   const bool same = sameHost(inv_, request_);
-  const std::string agent_address = same ? old->agent : request_.with_agent;
-  auto agent = env_.agents.dial(agent_address, kAgentChangeTimeout);
+  auto agent = env_.agents.dial(same ? old.agent : request_.with_agent, kAgentChangeTimeout);
   if (!agent) return fail(agent.error());
   auto pf = (*agent)->preflight(inv_.cluster_token, {});
   if (!pf) {
     if (same) {
       return fail(pf.error().code,
-                  pf.error().message + ". Replacing " + old->name +
+                  pf.error().message + ". Replacing " + old.name +
                       " on its own host needs its agent: start etcd-agent there and re-run, or "
                       "replace it onto another host with --with HOST");
     }
@@ -143,15 +138,26 @@ Result<ReplaceJournal> Replacer::start() {
     return fail(Errc::kFailedPrecondition,
                 "agent " + (*agent)->address() + " failed its preflight (" + failed + ")");
   }
-  ReplaceTarget target{.host = same ? old->host : *request_.with,
+  return ReplaceTarget{.host = same ? old.host : *request_.with,
                        .agent = (*agent)->address(),
                        .member_name = pf->member_name(),
                        .advertise_host = pf->advertise_host(),
                        .client_port = pf->client_port(),
                        .peer_port = pf->peer_port(),
                        .existing_cluster_token = pf->existing_cluster_token()};
+}
+
+// A new replace: ask the target agent who it is, check the cluster, journal the plan.
+Result<ReplaceJournal> Replacer::start() {
+  const InventoryMember* old = inv_.find(request_.name);
+  if (old == nullptr) {
+    // planReplace words the refusal; the target does not matter for it.
+    return planReplace(inv_, request_, {}, false, {});
+  }
+  auto target = askTarget(*old);
+  if (!target) return fail(target.error());
   // The refusals that need no cluster come first: they change nothing and cost nothing.
-  if (auto r = planReplace(inv_, request_, target, false, {}); !r) return r;
+  if (auto r = planReplace(inv_, request_, *target, false, {}); !r) return r;
   if (auto c = connectCluster(old->client_url); !c) return fail(c.error());
 
   auto members = cluster_->members();
@@ -170,7 +176,7 @@ Result<ReplaceJournal> Replacer::start() {
   if (auto r = membership::checkRemoveSafe(*members, healthy, old->id); !r) {
     return fail(r.error().code, "refusing to replace " + old->name + ": " + r.error().message);
   }
-  auto journal = planReplace(inv_, request_, target, healthy.contains(old->id), nowRfc3339());
+  auto journal = planReplace(inv_, request_, *target, healthy.contains(old->id), nowRfc3339());
   if (!journal) return journal;
   j_ = *journal;
   removal_just_checked_ = j_.order == ReplaceOrder::kRemoveFirst;
