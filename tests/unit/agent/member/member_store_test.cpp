@@ -13,25 +13,13 @@
 #include <stop_token>
 
 #include "agent/restore/restore.hpp"
+#include "tests/mocks/temp_dir.hpp"
 
 namespace etcdagent::agent {
 namespace {
 
 using namespace std::chrono_literals;
 namespace fs = std::filesystem;
-
-class TempRoot {
- public:
-  TempRoot() {
-    char tmpl[] = "/tmp/member-store-unit-XXXXXX";
-    path_ = ::mkdtemp(tmpl);
-  }
-  ~TempRoot() { fs::remove_all(path_); }
-  [[nodiscard]] const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
 
 AgentConfig configAt(const std::string& root) {
   AgentConfig c;
@@ -46,7 +34,7 @@ void touch(const std::string& path) {
 }
 
 TEST(DiskMemberStore, OneProcessHoldsTheMemberLockAndAnotherWaitsBoundedForIt) {
-  TempRoot root;
+  testing::UnitTempDir root;
   auto first = std::make_unique<DiskMemberStore>(configAt(root.path()));
   auto locked = first->tryLock();
   ASSERT_TRUE(locked) << locked.error().message;
@@ -74,7 +62,7 @@ TEST(DiskMemberStore, OneProcessHoldsTheMemberLockAndAnotherWaitsBoundedForIt) {
 }
 
 TEST(DiskMemberStore, KeepsThePlanAndKnowsAnEmptyDataDir) {
-  TempRoot root;
+  testing::UnitTempDir root;
   const auto config = configAt(root.path());
   DiskMemberStore store(config);
   ASSERT_TRUE(store.tryLock());
@@ -97,7 +85,7 @@ TEST(DiskMemberStore, KeepsThePlanAndKnowsAnEmptyDataDir) {
 }
 
 TEST(DiskMemberStore, InstallsARestoredDataDirAndClearsAHalfDoneOne) {
-  TempRoot root;
+  testing::UnitTempDir root;
   const auto config = configAt(root.path());
   DiskMemberStore store(config);
   ASSERT_TRUE(store.tryLock());
@@ -119,7 +107,7 @@ TEST(DiskMemberStore, InstallsARestoredDataDirAndClearsAHalfDoneOne) {
 }
 
 TEST(DiskMemberStore, AWipeDeletesDataPlanUploadsAndAHalfDoneRestore) {
-  TempRoot root;
+  testing::UnitTempDir root;
   const auto config = configAt(root.path());
   DiskMemberStore store(config);
   ASSERT_TRUE(store.tryLock());

@@ -3,36 +3,21 @@
 
 #include "fleetctl/commands/snapshot.hpp"
 
-#include "etcd/snapshot/status.hpp"
-
 #include <gtest/gtest.h>
-#include <openssl/evp.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 
+#include "etcd/snapshot/status.hpp"
+#include "tests/mocks/snapshot_bytes.hpp"
+
 namespace etcdagent::fleet {
 namespace {
 
-std::string sha256(std::string_view data) {
-  unsigned char out[EVP_MAX_MD_SIZE];
-  unsigned int len = 0;
-  EVP_Digest(data.data(), data.size(), out, &len, EVP_sha256(), nullptr);
-  return std::string(reinterpret_cast<char*>(out), len);
-}
-
-// What etcd streams: the database, then its sha256.
-std::string snapshotOf(std::string db) {
-  return db + sha256(db);
-}
-
-std::string someData(std::size_t n) {
-  std::string s(n, '\0');
-  for (std::size_t i = 0; i < n; ++i) s[i] = static_cast<char>((i * 131 + 7) % 251);
-  return s;
-}
+using testing::someBytes;
+using testing::withTrailer;
 
 class SnapshotFiles : public ::testing::Test {
  protected:
@@ -53,7 +38,7 @@ class SnapshotFiles : public ::testing::Test {
 };
 
 TEST_F(SnapshotFiles, CommitRenamesTheVerifiedPartFileToItsNameWithMode0600) {
-  const std::string snap = snapshotOf(someData(70000));
+  const std::string snap = withTrailer(someBytes(70000));
   auto w = SnapshotFileWriter::create(file("s.db"));
   ASSERT_TRUE(w) << w.error().message;
   EXPECT_EQ((*w)->partPath(), file("s.db.part"));
@@ -74,7 +59,7 @@ TEST_F(SnapshotFiles, ACorruptStreamLeavesNeitherPartNorFileAndKeepsAnOldFile) {
     std::ofstream old(file("s.db"));
     old << "old snapshot";
   }
-  std::string snap = snapshotOf(someData(10000));
+  std::string snap = withTrailer(someBytes(10000));
   snap[10] ^= 0x40;
   auto w = SnapshotFileWriter::create(file("s.db"));
   ASSERT_TRUE(w);
@@ -108,7 +93,7 @@ TEST_F(SnapshotFiles, AFailedRenameIsWordedAsEtcdctlAndLeavesNoPartFile) {
   std::filesystem::create_directory(file("s.db"));  // the target is a directory
   auto w = SnapshotFileWriter::create(file("s.db"));
   ASSERT_TRUE(w);
-  ASSERT_TRUE((*w)->write(snapshotOf(someData(1000))));
+  ASSERT_TRUE((*w)->write(withTrailer(someBytes(1000))));
   auto r = (*w)->commit();
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().message.rfind(
@@ -124,7 +109,7 @@ TEST_F(SnapshotFiles, AStalePartFileIsOverwritten) {
     std::ofstream stale(file("s.db.part"));
     stale << std::string(100000, 'x');
   }
-  const std::string snap = snapshotOf("db");
+  const std::string snap = withTrailer("db");
   auto w = SnapshotFileWriter::create(file("s.db"));
   ASSERT_TRUE(w);
   ASSERT_TRUE((*w)->write(snap));

@@ -3,39 +3,29 @@
 #include "fleet/restore.hpp"
 
 #include <gtest/gtest.h>
-#include <openssl/evp.h>
 
 #include <fstream>
 
 #include "common/encoding.hpp"
+#include "tests/mocks/snapshot_bytes.hpp"
 #include "tests/mocks/temp_dir.hpp"
 
 namespace etcdagent {
 namespace {
 
-std::string sha256(std::string_view data) {
-  unsigned char out[EVP_MAX_MD_SIZE];
-  unsigned int len = 0;
-  EVP_Digest(data.data(), data.size(), out, &len, EVP_sha256(), nullptr);
-  return std::string(reinterpret_cast<char*>(out), len);
-}
-
-// A file that ends with etcd's sha256 trailer (but is no bbolt database).
-std::string snapshotOf(std::size_t n) {
-  std::string db(n, '\0');
-  for (std::size_t i = 0; i < n; ++i) db[i] = static_cast<char>((i * 131 + 7) % 251);
-  return db + sha256(db);
-}
+using testing::sha256Of;
+using testing::someBytes;
+using testing::withTrailer;
 
 TEST(LocalSnapshot, ChecksTheTrailerAndNamesTheFile) {
   testing::UnitTempDir dir;
   const std::string good = dir.path() + "/good.db";
-  const std::string snap = snapshotOf(8192);
+  const std::string snap = withTrailer(someBytes(8192));
   std::ofstream(good, std::ios::binary) << snap;
   auto ok = fleet::checkLocalSnapshot(good);
   ASSERT_TRUE(ok) << ok.error().message;
   EXPECT_EQ(ok->size, snap.size());
-  EXPECT_EQ(ok->sha256_hex, hexEncode(sha256(snap)));
+  EXPECT_EQ(ok->sha256_hex, hexEncode(sha256Of(snap)));
   EXPECT_FALSE(ok->status);  // not a bbolt file: no revision, still a valid trailer
   EXPECT_EQ(fleet::describeSnapshot(*ok).rfind(good + ": 8.2 kB, sha256 " + ok->sha256_hex, 0), 0U)
       << fleet::describeSnapshot(*ok);

@@ -4,27 +4,18 @@
 #include "etcd/snapshot/status.hpp"
 
 #include <gtest/gtest.h>
-#include <openssl/evp.h>
 
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <string>
 
+#include "tests/mocks/snapshot_bytes.hpp"
+
 namespace etcdagent::etcd {
 namespace {
 
-std::string sha256(std::string_view data) {
-  unsigned char out[EVP_MAX_MD_SIZE];
-  unsigned int len = 0;
-  EVP_Digest(data.data(), data.size(), out, &len, EVP_sha256(), nullptr);
-  return std::string(reinterpret_cast<char*>(out), len);
-}
-
-// What etcd streams: the database, then its sha256.
-std::string snapshotOf(std::string db) {
-  return db + sha256(db);
-}
+using testing::withTrailer;
 
 // A bitwise CRC-32C, independent of the table-driven one under test.
 std::uint32_t crc32c(std::string_view data) {
@@ -109,7 +100,7 @@ TEST(SnapshotStatus, ReadsHashRevisionKeysAndSizeOfABoltFile) {
   EXPECT_EQ(st->total_size, 4 * 4096);
   EXPECT_EQ(st->hash, crc32c("key" + k + v));
   // The sha256 trailer of a saved snapshot does not disturb the reader.
-  auto with_trailer = snapshotStatusOf(snapshotOf(db));
+  auto with_trailer = snapshotStatusOf(withTrailer(db));
   ASSERT_TRUE(with_trailer);
   EXPECT_EQ(with_trailer->hash, st->hash);
 }
@@ -143,7 +134,7 @@ TEST(VerifySnapshotFile, AcceptsASavedSnapshotAndNamesTheFileOfABadOne) {
   const std::string dir = tmpl;
   std::string k;
   std::string v;
-  const std::string good = snapshotOf(tinyBolt(&k, &v));
+  const std::string good = withTrailer(tinyBolt(&k, &v));
   std::ofstream(dir + "/good.db", std::ios::binary) << good;
   std::string bad = good;
   bad[100] ^= 0x01;
