@@ -41,10 +41,9 @@ CommandResult runAgentStatus(Context& ctx) {
 
 // The member an agent holds, wiped once it is out of its cluster (lib/fleet/member.hpp).
 CommandResult runAgentWipe(Context& ctx) {
-  std::string host = ctx.flags().getString("host");
-  if (host.empty()) return badArgs("--host is required (the agent's address, HOST[:PORT])");
-  const std::string address =
-      agentAddress(host, static_cast<int>(ctx.flags().getInt("agent-port")));
+  auto agent = agentFor(ctx);  // the flags' errors, as `agent status` words them
+  if (!agent) return std::unexpected(agent.error());
+  const std::string address = agent->address();
   NoProgress quiet;
   FleetSeams seams(ctx, quiet);
   auto wiped = wipeAgentMember(seams.env(), {.agent = address,
