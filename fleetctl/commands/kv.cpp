@@ -7,7 +7,7 @@
 #include "common/encoding.hpp"
 #include "etcd/etcdserverpb/rpc.grpc.pb.h"
 #include "fleetctl/commands/commands.hpp"
-#include "fleetctl/commands/txn_reader.hpp"
+#include "fleetctl/commands/kv_request.hpp"
 #include "fleetctl/commands/util.hpp"
 
 namespace etcdagent::fleet {

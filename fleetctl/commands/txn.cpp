@@ -6,6 +6,7 @@
 #include "fleetctl/commands/commands.hpp"
 #include "fleetctl/commands/txn_reader.hpp"
 #include "fleetctl/commands/util.hpp"
+#include "fleetctl/input/go_text.hpp"
 
 namespace etcdagent::fleet {
 namespace {
