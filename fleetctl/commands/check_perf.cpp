@@ -46,6 +46,79 @@ void raiseFileLimit(std::size_t needed) {
   ::setrlimit(RLIMIT_NOFILE, &lim);
 }
 
+// The load's clients: one connection each, as etcdctl's clients; each starts at a different
+// endpoint so several endpoints share the load.
+struct PerfClients {
+  std::vector<std::shared_ptr<etcd::Client>> clients;
+  std::vector<std::shared_ptr<grpc::Channel>> channels;
+  std::vector<std::string> endpoints;  // the one each client connected to
+};
+
+std::expected<PerfClients, CommandError> connectPerfClients(Context& ctx, const PerfLoad& load,
+                                                            const InterruptGuard& guard) {
+  raiseFileLimit(static_cast<std::size_t>(load.clients));
+  const auto& endpoints = ctx.global().client.endpoints;
+  PerfClients out;
+  for (int i = 0; i < load.clients; ++i) {
+    etcd::ClientConfig cfg = ctx.global().client;
+    std::rotate(cfg.endpoints.begin(),
+                cfg.endpoints.begin() +
+                    static_cast<std::ptrdiff_t>(static_cast<std::size_t>(i) % endpoints.size()),
+                cfg.endpoints.end());
+    auto c = etcd::Client::create(std::move(cfg));
+    if (!c) return commandError(exitcode::kBadConnection, c.error().message);
+    auto conn = (*c)->connect();
+    if (!conn) return commandError(exitcode::kBadConnection, conn.error().message);
+    out.channels.push_back(conn->channel);
+    out.endpoints.push_back(conn->endpoint);
+    out.clients.push_back(std::move(*c));
+    if (guard.interrupted()) return commandError(exitcode::kInterrupted, "interrupted");
+  }
+  return out;
+}
+
+// After the run, also an interrupted one: the check's keys go. Answers the revision of the delete.
+std::expected<std::int64_t, CommandError> removeCheckKeys(etcd::Client& client,
+                                                          const std::string& prefix) {
+  etcdserverpb::DeleteRangeRequest del;
+  setPrefixRange(prefix, *del.mutable_key(), *del.mutable_range_end());
+  auto deleted = client.call<&KV::Stub::DeleteRange>(del, {etcd::Retry::kOnce, kCleanupTimeout});
+  if (!deleted) {
+    return commandError(deleted.error().context("removing the check's keys under " +
+                                                goQuote(prefix) +
+                                                " (remove them with etcdctl "
+                                                "del --prefix " +
+                                                prefix + ")"));
+  }
+  return deleted->header().revision();
+}
+
+// --auto-compact and --auto-defrag, as etcdctl runs them after the check.
+CommandResult compactAndDefrag(Context& ctx, etcd::Client& client, std::int64_t rev) {
+  auto& out = ctx.out();
+  if (ctx.flags().getBool("auto-compact")) {
+    out << "Compacting with revision " << rev << "\n" << std::flush;
+    etcdserverpb::CompactionRequest compact;
+    compact.set_revision(rev);
+    compact.set_physical(true);
+    auto r = client.call<&KV::Stub::Compact>(compact, {etcd::Retry::kOnce, kCleanupTimeout});
+    if (!r) return commandError(r.error());
+    out << "Compacted with revision " << rev << "\n" << std::flush;
+  }
+  if (ctx.flags().getBool("auto-defrag")) {
+    for (const auto& ep : ctx.global().client.endpoints) {
+      out << "Defragmenting " << goQuote(ep) << "\n" << std::flush;
+      auto one = client.forEndpoint(ep);
+      if (!one) return commandError(one.error());
+      auto r = (*one)->call<&Maintenance::Stub::Defragment>(etcdserverpb::DefragmentRequest{},
+                                                            {etcd::Retry::kOnce, kCleanupTimeout});
+      if (!r) return commandError(r.error());
+      out << "Defragmented " << goQuote(ep) << "\n" << std::flush;
+    }
+  }
+  return {};
+}
+
 CommandResult runCheckPerf(Context& ctx) {
   const auto& f = ctx.flags();
   const std::string load_name = f.getString("load");
@@ -55,8 +128,6 @@ CommandResult runCheckPerf(Context& ctx) {
   const Duration duration = f.getDuration("duration");
   if (duration <= Duration{}) return badArgs("--duration must be positive");
 
-  std::vector<std::shared_ptr<etcd::Client>> clients;
-  std::vector<std::shared_ptr<grpc::Channel>> channels;
   // Declared before the guard, so the guard's thread is joined before the runner can go away.
   std::shared_ptr<PerfRunner> runner;
   InterruptGuard guard;  // before any gRPC thread starts
@@ -73,30 +144,13 @@ CommandResult runCheckPerf(Context& ctx) {
                             " has keys. Delete with etcdctl del --prefix " + prefix + " first");
   }
 
-  // One connection per client, as etcdctl's clients; each starts at a different endpoint so
-  // several endpoints share the load.
-  raiseFileLimit(static_cast<std::size_t>(load->clients));
-  const auto& endpoints = ctx.global().client.endpoints;
-  std::vector<std::string> connected;
-  for (int i = 0; i < load->clients; ++i) {
-    etcd::ClientConfig cfg = ctx.global().client;
-    std::rotate(cfg.endpoints.begin(),
-                cfg.endpoints.begin() +
-                    static_cast<std::ptrdiff_t>(static_cast<std::size_t>(i) % endpoints.size()),
-                cfg.endpoints.end());
-    auto c = etcd::Client::create(std::move(cfg));
-    if (!c) return commandError(exitcode::kBadConnection, c.error().message);
-    auto conn = (*c)->connect();
-    if (!conn) return commandError(exitcode::kBadConnection, conn.error().message);
-    channels.push_back(conn->channel);
-    connected.push_back(conn->endpoint);
-    clients.push_back(std::move(*c));
-    if (guard.interrupted()) return commandError(exitcode::kInterrupted, "interrupted");
-  }
-
+  auto perf = connectPerfClients(ctx, *load, guard);
+  if (!perf) return std::unexpected(perf.error());
   const Duration request_timeout = std::max<Duration>(ctx.global().client.command_timeout, 30s);
-  runner = std::make_shared<PerfRunner>(clients, channels, *load, prefix, request_timeout);
-  for (std::size_t i = 0; i < connected.size(); ++i) runner->setEndpoint(i, connected[i]);
+  runner =
+      std::make_shared<PerfRunner>(perf->clients, perf->channels, *load, prefix, request_timeout);
+  for (std::size_t i = 0; i < perf->endpoints.size(); ++i)
+    runner->setEndpoint(i, perf->endpoints[i]);
   auto handle = guard.onInterrupt([r = runner.get()] { r->stop(); });
   const int seconds = static_cast<int>(std::ceil(std::chrono::duration<double>(duration).count()));
   PerfProgress progress(ctx.err(), seconds);
@@ -104,51 +158,19 @@ CommandResult runCheckPerf(Context& ctx) {
   progress.finish();
   guard.remove(handle);
 
-  // Always remove the keys, also after an interruption.
-  etcdserverpb::DeleteRangeRequest del;
-  setPrefixRange(prefix, *del.mutable_key(), *del.mutable_range_end());
-  auto deleted = client.call<&KV::Stub::DeleteRange>(del, {etcd::Retry::kOnce, kCleanupTimeout});
-  if (!deleted) {
-    return commandError(deleted.error().context("removing the check's keys under " +
-                                                goQuote(prefix) +
-                                                " (remove them with etcdctl "
-                                                "del --prefix " +
-                                                prefix + ")"));
-  }
+  auto rev = removeCheckKeys(client, prefix);
+  if (!rev) return std::unexpected(rev.error());
   if (guard.interrupted()) {
     return commandError(exitcode::kInterrupted, "check perf interrupted; its keys under " +
                                                     goQuote(prefix) + " were removed");
   }
-
-  auto& out = ctx.out();
-  if (f.getBool("auto-compact")) {
-    const auto rev = deleted->header().revision();
-    out << "Compacting with revision " << rev << "\n" << std::flush;
-    etcdserverpb::CompactionRequest compact;
-    compact.set_revision(rev);
-    compact.set_physical(true);
-    auto r = client.call<&KV::Stub::Compact>(compact, {etcd::Retry::kOnce, kCleanupTimeout});
-    if (!r) return commandError(r.error());
-    out << "Compacted with revision " << rev << "\n" << std::flush;
-  }
-  if (f.getBool("auto-defrag")) {
-    for (const auto& ep : endpoints) {
-      out << "Defragmenting " << goQuote(ep) << "\n" << std::flush;
-      auto one = client.forEndpoint(ep);
-      if (!one) return commandError(one.error());
-      auto r = (*one)->call<&Maintenance::Stub::Defragment>(etcdserverpb::DefragmentRequest{},
-                                                            {etcd::Retry::kOnce, kCleanupTimeout});
-      if (!r) return commandError(r.error());
-      out << "Defragmented " << goQuote(ep) << "\n" << std::flush;
-    }
-  }
+  if (auto r = compactAndDefrag(ctx, client, *rev); !r) return r;
 
   auto verdict = evaluatePerf(stats, *load);
-  for (const auto& line : verdict.lines) out << line << "\n";
+  for (const auto& line : verdict.lines) ctx.out() << line << "\n";
   if (!verdict.pass) {
     return commandError(exitcode::kError,
-                        "the cluster failed the performance check (see FAIL "
-                        "lines above)");
+                        "the cluster failed the performance check (see FAIL lines above)");
   }
   return {};
 }
