@@ -35,37 +35,17 @@ std::string actionJson(const std::string& action, const std::string& node) {
   return "{\"action\":" + jsonQuote(action) + ",\"node\":" + node + "}";
 }
 
-int hexValue(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-std::string formDecode(std::string_view s) {
-  std::string out;
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '+') {
-      out += ' ';
-    } else if (s[i] == '%' && i + 2 < s.size() && hexValue(s[i + 1]) >= 0 &&
-               hexValue(s[i + 2]) >= 0) {
-      out += static_cast<char>(hexValue(s[i + 1]) * 16 + hexValue(s[i + 2]));
-      i += 2;
-    } else {
-      out += s[i];
-    }
-  }
-  return out;
-}
-
 // The value of `name` in a form body ("value=m1%3Dhttp%3A%2F%2F...&x=y").
 std::optional<std::string> formValue(std::string_view body, std::string_view name) {
   while (!body.empty()) {
     auto amp = body.find('&');
     auto pair = body.substr(0, amp);
     auto eq = pair.find('=');
-    if (formDecode(pair.substr(0, eq)) == name) {
-      return eq == std::string_view::npos ? "" : formDecode(pair.substr(eq + 1));
+    // Form decoding ('+' is a space); a malformed escape is taken as sent.
+    if (urlUnescapeLenient(pair.substr(0, eq), UrlPart::kQuery) == name) {
+      return eq == std::string_view::npos
+                 ? ""
+                 : urlUnescapeLenient(pair.substr(eq + 1), UrlPart::kQuery);
     }
     if (amp == std::string_view::npos) break;
     body.remove_prefix(amp + 1);

@@ -2,10 +2,9 @@
 
 #include <syslog.h>
 
-#include <boost/asio/post.hpp>
-
 #include "agent/bootstrap/preflight.hpp"
 #include "agent/supervisor/etcd_flags.hpp"
+#include "common/strings.hpp"
 #include "etcd/client.hpp"
 #include "membership/membership.hpp"
 
@@ -44,29 +43,16 @@ v1::Plan joinPlan(const AgentConfig& config, int client_port, int peer_port,
 }
 
 std::vector<std::string> joinEndpoints(const std::string& join) {
-  std::vector<std::string> out;
-  std::size_t start = 0;
-  while (start <= join.size()) {
-    std::size_t comma = join.find(',', start);
-    if (comma == std::string::npos) comma = join.size();
-    std::string item = join.substr(start, comma - start);
-    while (!item.empty() && item.front() == ' ') item.erase(item.begin());
-    while (!item.empty() && item.back() == ' ') item.pop_back();
-    if (!item.empty()) out.push_back(item);
-    start = comma + 1;
-  }
-  return out;
+  return splitComma(join, {.trim = true, .skip_empty = true});
 }
 
 Joiner::Joiner(boost::asio::io_context& io, Supervisor& supervisor, const EtcdLogSink& log)
-    : io_(io), supervisor_(supervisor), log_(log), retry_timer_(io) {}
+    : supervisor_(supervisor), log_(log), retry_timer_(io), worker_(io) {}
 
+// A blocking call in flight ends within the client's deadlines (or the promote timeout), sooner
+// on the worker's stop request.
 Joiner::~Joiner() {
-  alive_.reset();
   retry_timer_.cancel();
-  stop_.request_stop();
-  // A blocking call in flight ends within the client's deadlines (or the promote timeout).
-  worker_.join();
 }
 
 void Joiner::start() {
@@ -87,6 +73,7 @@ void Joiner::start() {
   peer_url_ = memberUrls(config, client_port_, peer_port_).peer;
   log_.agent(LOG_INFO, "[bootstrap] join: joining the cluster at " + config.bootstrap.join +
                            " as a learner with peer URL " + peer_url_);
+  supervisor_.joinStarted();
   attempt();
 }
 
@@ -94,36 +81,30 @@ void Joiner::attempt() {
   const bool has_plan = supervisor_.state().has_value();
   const std::string join = supervisor_.config().bootstrap.join;
   const std::string name = supervisor_.config().member.name;
-  std::weak_ptr<int> alive = alive_;
-  boost::asio::post(
-      worker_, [this, alive, has_plan, join, name, peer = peer_url_, stop = stop_.get_token()] {
-        auto registered = [&]() -> Result<Registered> {
-          auto client = joinClient(join);
-          if (!client) return fail(client.error());
-          if (!has_plan) {
-            auto added = membership::addLearner(**client, name, peer, stop);
-            if (!added) return fail(added.error());
-            return Registered{added->id, added->initial_cluster, added->already_registered};
-          }
-          // A restart with the learner plan already accepted: only the promotion may be missing. A
-          // member with data must never be added again, so look it up instead.
-          auto members = membership::listMembers(**client);
-          if (!members) return fail(members.error());
-          const auto* me = membership::findByPeerUrl(*members, peer);
-          if (!me) {
-            return fail(Errc::kNotFound,
-                        "peer URL " + peer + " is not a member of the cluster at " + join +
-                            " any more (removed?): this member's data cannot join again. Wipe it "
-                            "(etcd-fleet member remove " +
-                            name + ") and restart etcd-agent to join afresh");
-          }
-          return Registered{me->id, "", true};
-        }();
-        boost::asio::post(io_, [this, alive, r = std::move(registered)]() mutable {
-          if (alive.expired()) return;
-          onRegistered(std::move(r));
-        });
-      });
+  worker_.run(
+      [has_plan, join, name, peer = peer_url_](std::stop_token stop) -> Result<Registered> {
+        auto client = joinClient(join);
+        if (!client) return fail(client.error());
+        if (!has_plan) {
+          auto added = membership::addLearner(**client, name, peer, stop);
+          if (!added) return fail(added.error());
+          return Registered{added->id, added->initial_cluster, added->already_registered};
+        }
+        // A restart with the learner plan already accepted: only the promotion may be missing. A
+        // member with data must never be added again, so look it up instead.
+        auto members = membership::listMembers(**client);
+        if (!members) return fail(members.error());
+        const auto* me = membership::findByPeerUrl(*members, peer);
+        if (!me) {
+          return fail(Errc::kNotFound,
+                      "peer URL " + peer + " is not a member of the cluster at " + join +
+                          " any more (removed?): this member's data cannot join again. Wipe it "
+                          "(etcd-fleet member remove " +
+                          name + ") and restart etcd-agent to join afresh");
+        }
+        return Registered{me->id, "", true};
+      },
+      [this](Result<Registered> registered) { onRegistered(std::move(registered)); });
 }
 
 void Joiner::onRegistered(Result<Registered> registered) {
@@ -158,31 +139,24 @@ void Joiner::onRegistered(Result<Registered> registered) {
 
 void Joiner::promote(std::uint64_t id) {
   const std::string join = supervisor_.config().bootstrap.join;
-  std::weak_ptr<int> alive = alive_;
-  boost::asio::post(worker_,
-                    [this, alive, join, id, timeout = promote_timeout, stop = stop_.get_token()] {
-                      std::string last_line;
-                      auto progress = [&](const std::string& line) {
-                        if (line == last_line)
-                          return;  // one journal line per change, not per attempt
-                        last_line = line;
-                        boost::asio::post(io_, [this, alive, line] {
-                          if (!alive.expired()) log_.agent(LOG_INFO, "[bootstrap] join: " + line);
-                        });
-                      };
-                      Result<void> done = [&]() -> Result<void> {
-                        auto client = joinClient(join);
-                        if (!client) return fail(client.error());
-                        return membership::promoteWhenInSync(**client, id, timeout, progress, stop);
-                      }();
-                      boost::asio::post(io_, [this, alive, id, done = std::move(done)]() mutable {
-                        if (alive.expired()) return;
-                        onPromoted(id, std::move(done));
-                      });
-                    });
+  supervisor_.promotionStarted();
+  worker_.run(
+      [this, join, id, timeout = promote_timeout](std::stop_token stop) -> Result<void> {
+        std::string last_line;
+        auto progress = [&](const std::string& line) {
+          if (line == last_line) return;  // one journal line per change, not per attempt
+          last_line = line;
+          worker_.toLoop([this, line] { log_.agent(LOG_INFO, "[bootstrap] join: " + line); });
+        };
+        auto client = joinClient(join);
+        if (!client) return fail(client.error());
+        return membership::promoteWhenInSync(**client, id, timeout, progress, stop);
+      },
+      [this, id](Result<void> done) { onPromoted(id, std::move(done)); });
 }
 
 void Joiner::onPromoted(std::uint64_t id, Result<void> done) {
+  supervisor_.promotionFinished();
   if (!done) {
     retry(done.error().message);
     return;

@@ -7,21 +7,20 @@
 //   initial cluster from the answer) on its own supervisor -> MemberPromote once it caught up.
 //
 // The etcd calls block, so they run on a worker thread and their results are posted to the event
-// loop, where the supervisor lives. A refusal (another learner pending, the cluster unreachable)
-// is logged, shown in GetStatus last_error, and retried with backoff a bounded number of times.
+// loop, where the supervisor lives. The supervisor's lifecycle hears of the progress (joining,
+// promoting). A refusal (another learner pending, the cluster unreachable) is logged, shown in
+// GetStatus last_error, and retried with backoff a bounded number of times.
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
-#include <boost/asio/thread_pool.hpp>
 #include <chrono>
 #include <cstdint>
-#include <memory>
 #include <optional>
-#include <stop_token>
 #include <string>
 #include <vector>
 
 #include "agent/config/agent_config.hpp"
+#include "agent/member/loop_worker.hpp"
 #include "agent/supervisor/supervisor.hpp"
 #include "agent/systemd/journal.hpp"
 #include "common/error.hpp"
@@ -70,7 +69,6 @@ class Joiner {
   void retry(const std::string& why);
   void report(const std::string& message);
 
-  boost::asio::io_context& io_;
   Supervisor& supervisor_;
   const EtcdLogSink& log_;
   int client_port_ = 0;
@@ -80,10 +78,8 @@ class Joiner {
   std::chrono::milliseconds delay_{0};
   bool reported_ = false;  // an error of ours is in last_error
   boost::asio::steady_timer retry_timer_;
-  std::stop_source stop_;  // ends the worker's retries when the agent shuts down
-  boost::asio::thread_pool worker_{1};
-  // Results come back through the event loop; a joiner destroyed meanwhile must not be touched.
-  std::shared_ptr<int> alive_ = std::make_shared<int>(0);
+  // Last: destroyed first, it stops the etcd calls' retries and waits for the call in flight.
+  LoopWorker worker_;
 };
 
 }  // namespace etcdagent::agent

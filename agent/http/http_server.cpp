@@ -5,6 +5,8 @@
 #include <boost/beast/http.hpp>
 #include <optional>
 
+#include "common/encoding.hpp"
+
 namespace etcdagent::agent {
 namespace {
 
@@ -72,35 +74,15 @@ class Session : public std::enable_shared_from_this<Session> {
   const HttpServer& server_;
 };
 
-int hexDigit(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
 }  // namespace
-
-std::string urlDecode(std::string_view s) {
-  std::string out;
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '+') {
-      out += ' ';
-    } else if (s[i] == '%' && i + 2 < s.size() && hexDigit(s[i + 1]) >= 0 &&
-               hexDigit(s[i + 2]) >= 0) {
-      out += static_cast<char>(hexDigit(s[i + 1]) * 16 + hexDigit(s[i + 2]));
-      i += 2;
-    } else {
-      out += s[i];
-    }
-  }
-  return out;
-}
 
 void parseTarget(const std::string& target, std::string& path,
                  std::map<std::string, std::string>& query) {
+  // Form decoding (common/encoding: '+' is a space) for the path too; a malformed escape is taken
+  // as sent rather than refused.
+  const auto decode = [](std::string_view s) { return urlUnescapeLenient(s, UrlPart::kQuery); };
   auto q = target.find('?');
-  path = urlDecode(target.substr(0, q));
+  path = decode(target.substr(0, q));
   if (q == std::string::npos) return;
   std::string_view rest(target);
   rest.remove_prefix(q + 1);
@@ -108,8 +90,8 @@ void parseTarget(const std::string& target, std::string& path,
     auto amp = rest.find('&');
     auto pair = rest.substr(0, amp);
     auto eq = pair.find('=');
-    query[urlDecode(pair.substr(0, eq))] =
-        eq == std::string_view::npos ? "" : urlDecode(pair.substr(eq + 1));
+    query[decode(pair.substr(0, eq))] =
+        eq == std::string_view::npos ? "" : decode(pair.substr(eq + 1));
     if (amp == std::string_view::npos) break;
     rest.remove_prefix(amp + 1);
   }

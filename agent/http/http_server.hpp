@@ -34,7 +34,6 @@ struct HttpResponse {
 // Splits "/a/b?x=1&y=%2F" into path and decoded query parameters.
 void parseTarget(const std::string& target, std::string& path,
                  std::map<std::string, std::string>& query);
-std::string urlDecode(std::string_view s);
 
 class HttpServer {
  public:

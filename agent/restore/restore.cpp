@@ -1,6 +1,5 @@
 #include "agent/restore/restore.hpp"
 
-#include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
@@ -107,17 +106,8 @@ std::vector<std::string> restoreCommandLine(const AgentConfig& config, const v1:
 
 // ---- receiver -------------------------------------------------------------------------------
 
-SnapshotReceiver::SnapshotReceiver(std::string path, UniqueFd fd, std::uint64_t size,
-                                   std::string sha256_hex)
-    : path_(std::move(path)),
-      part_(path_ + ".part"),
-      fd_(std::move(fd)),
-      size_(size),
-      sha256_hex_(std::move(sha256_hex)) {}
-
-SnapshotReceiver::~SnapshotReceiver() {
-  abort();
-}
+SnapshotReceiver::SnapshotReceiver(DurableFile file, std::uint64_t size, std::string sha256_hex)
+    : file_(std::move(file)), size_(size), sha256_hex_(std::move(sha256_hex)) {}
 
 Result<std::unique_ptr<SnapshotReceiver>> SnapshotReceiver::create(const AgentConfig& config,
                                                                    const std::string& token,
@@ -147,37 +137,27 @@ Result<std::unique_ptr<SnapshotReceiver>> SnapshotReceiver::create(const AgentCo
   std::uint64_t available = static_cast<std::uint64_t>(vfs.f_bavail) * vfs.f_frsize;
   if (auto old = fs::file_size(*path, ec); !ec) available += old;
   if (auto room = checkRoom(size, available, dir); !room) return fail(room.error());
-  const std::string part = *path + ".part";
-  UniqueFd fd(::open(part.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
-  if (!fd.valid()) return fail(Errc::kIo, "cannot create " + part + ": " + errnoText(errno));
-  ::fchmod(fd.get(), 0600);
+  auto file = DurableFile::create(std::move(*path), 0600);
+  if (!file) return fail(file.error());
   return std::unique_ptr<SnapshotReceiver>(
-      new SnapshotReceiver(std::move(*path), std::move(fd), size, std::move(sha256_hex)));
+      new SnapshotReceiver(std::move(*file), size, std::move(sha256_hex)));
 }
 
 Result<void> SnapshotReceiver::write(std::string_view chunk) {
-  if (done_) return fail(Errc::kInternal, "the upload is already closed");
+  if (!file_.open()) return fail(Errc::kInternal, "the upload is already closed");
   if (received_ + chunk.size() > size_) {
     return fail(Errc::kInvalidArgument,
                 "the upload sent more than the " + std::to_string(size_) + " bytes it announced");
   }
   received_ += chunk.size();
   digest_.update(chunk);
-  while (!chunk.empty()) {
-    ssize_t n = ::write(fd_.get(), chunk.data(), chunk.size());
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return fail(Errc::kIo, "cannot write " + part_ + ": " + errnoText(errno));
-    }
-    chunk.remove_prefix(static_cast<std::size_t>(n));
-  }
-  return {};
+  return file_.write(chunk);
 }
 
 Result<v1::UploadSnapshotResponse> SnapshotReceiver::commit() {
-  if (done_) return fail(Errc::kInternal, "the upload is already closed");
+  if (!file_.open()) return fail(Errc::kInternal, "the upload is already closed");
   if (received_ != size_) {
-    abort();
+    file_.abort();
     return fail(Errc::kInvalidArgument, "the upload ended after " + std::to_string(received_) +
                                             " of the " + std::to_string(size_) +
                                             " bytes it announced");
@@ -185,41 +165,22 @@ Result<v1::UploadSnapshotResponse> SnapshotReceiver::commit() {
   const bool trailer_ok = digest_.finish().has_value();
   const std::string& whole_hex = digest_.fileSha256Hex();
   if (whole_hex != sha256_hex_) {
-    abort();
+    file_.abort();
     return fail(Errc::kInvalidArgument, "the upload's sha256 is " + whole_hex + ", not the " +
                                             sha256_hex_ + " announced: corrupted on the way");
   }
   if (!trailer_ok) {
-    abort();
+    file_.abort();
     return fail(Errc::kInvalidArgument,
                 "the upload is not an etcd snapshot: its last 32 bytes are not the sha256 of the "
                 "rest (etcd's trailer)");
   }
-  if (::fsync(fd_.get()) != 0) {
-    int err = errno;
-    abort();
-    return fail(Errc::kIo, "cannot fsync " + part_ + ": " + errnoText(err));
-  }
-  fd_.reset();
-  if (::rename(part_.c_str(), path_.c_str()) != 0) {
-    int err = errno;
-    abort();
-    return fail(Errc::kIo, "cannot rename " + part_ + " to " + path_ + ": " + errnoText(err));
-  }
-  done_ = true;
-  if (auto r = fsyncDirectory(fs::path(path_).parent_path().string()); !r) return fail(r.error());
+  if (auto r = file_.commit(); !r) return fail(r.error());
   v1::UploadSnapshotResponse out;
-  out.set_path(path_);
+  out.set_path(file_.path());
   out.set_size(size_);
   out.set_sha256(whole_hex);
   return out;
-}
-
-void SnapshotReceiver::abort() {
-  if (done_) return;
-  done_ = true;
-  fd_.reset();
-  ::unlink(part_.c_str());
 }
 
 }  // namespace etcdagent::agent

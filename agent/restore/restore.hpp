@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "agent/config/agent_config.hpp"
+#include "common/durable_file.hpp"
 #include "common/error.hpp"
-#include "common/file_util.hpp"
 #include "common/snapshot_digest.hpp"
 #include "etcdagent/v1/agent.pb.h"
 
@@ -47,9 +47,10 @@ Result<void> checkRoom(std::uint64_t snapshot_size, std::uint64_t available,
 std::vector<std::string> restoreCommandLine(const AgentConfig& config, const v1::MemberState& state,
                                             const std::string& target_dir);
 
-// Receives one upload: <token>.db.part (0600, truncated), then on commit(): size, sha256 of the
-// whole file, etcd's sha256 trailer, fsync, rename to .db, fsync the directory. Destroyed without
-// a successful commit(), it removes the .part.
+// Receives one upload into a DurableFile (common/durable_file.hpp): <token>.db.part (0600,
+// truncated), then on commit(): size, sha256 of the whole file, etcd's sha256 trailer, then the
+// file's commit (fsync, rename to .db, fsync the directory). Destroyed without a successful
+// commit(), it removes the .part.
 class SnapshotReceiver {
  public:
   // Creates the restore dir (0700) if needed and checks the room there.
@@ -57,7 +58,6 @@ class SnapshotReceiver {
                                                           const std::string& token,
                                                           std::uint64_t size,
                                                           std::string sha256_hex);
-  ~SnapshotReceiver();
   SnapshotReceiver(const SnapshotReceiver&) = delete;
   SnapshotReceiver& operator=(const SnapshotReceiver&) = delete;
 
@@ -67,17 +67,13 @@ class SnapshotReceiver {
   [[nodiscard]] std::uint64_t received() const { return received_; }
 
  private:
-  SnapshotReceiver(std::string path, UniqueFd fd, std::uint64_t size, std::string sha256_hex);
-  void abort();
+  SnapshotReceiver(DurableFile file, std::uint64_t size, std::string sha256_hex);
 
-  std::string path_;
-  std::string part_;
-  UniqueFd fd_;
+  DurableFile file_;
   std::uint64_t size_;
   std::string sha256_hex_;
   std::uint64_t received_ = 0;
   SnapshotDigest digest_;  // etcd's trailer, and the file's sha256 (must be the announced one)
-  bool done_ = false;
 };
 
 }  // namespace etcdagent::agent

@@ -6,6 +6,7 @@
 
 #include "agent/bootstrap/preflight.hpp"
 #include "agent/restore/restore.hpp"
+#include "agent/service/member_status.hpp"
 
 namespace etcdagent::agent {
 namespace {
@@ -66,7 +67,8 @@ std::string AgentService::autostart() const {
 grpc::Status AgentService::GetStatus(grpc::ServerContext*, const v1::GetStatusRequest*,
                                      v1::AgentStatus* out) {
   auto s = onLoop<v1::AgentStatus>(
-      io_, 10s, [this](Done done) { done(grpc::Status::OK, supervisor_.status()); }, out);
+      io_, 10s, [this](Done done) { done(grpc::Status::OK, agentStatus(supervisor_.view())); },
+      out);
   if (s.ok()) {
     out->set_unit(units_.unit());
     out->set_autostart(autostart());
@@ -79,7 +81,8 @@ grpc::Status AgentService::Preflight(grpc::ServerContext*, const v1::PreflightRe
   // What the checks need is read on the loop; the (blocking) checks then run on this thread.
   v1::AgentStatus status;
   auto s = onLoop<v1::AgentStatus>(
-      io_, 10s, [this](Done done) { done(grpc::Status::OK, supervisor_.status()); }, &status);
+      io_, 10s, [this](Done done) { done(grpc::Status::OK, agentStatus(supervisor_.view())); },
+      &status);
   if (!s.ok()) return s;
   std::optional<v1::MemberState> state;
   using StateDone = std::function<void(grpc::Status, std::optional<v1::MemberState>)>;
@@ -101,7 +104,7 @@ grpc::Status AgentService::ApplyPlan(grpc::ServerContext*, const v1::ApplyPlanRe
       io_, 30s,
       [this, plan = req->plan()](Done done) {
         auto r = supervisor_.applyPlan(plan);
-        done(r ? grpc::Status::OK : toStatus(r.error()), supervisor_.status());
+        done(r ? grpc::Status::OK : toStatus(r.error()), agentStatus(supervisor_.view()));
       },
       out->mutable_status());
 }
@@ -111,7 +114,7 @@ grpc::Status AgentService::StopMember(grpc::ServerContext*, const v1::StopMember
   return onLoop<v1::AgentStatus>(
       io_, 60s,
       [this](Done done) {
-        supervisor_.stop([this, done] { done(grpc::Status::OK, supervisor_.status()); });
+        supervisor_.stop([this, done] { done(grpc::Status::OK, agentStatus(supervisor_.view())); });
       },
       out->mutable_status());
 }
@@ -122,7 +125,7 @@ grpc::Status AgentService::StartMember(grpc::ServerContext*, const v1::StartMemb
       io_, 30s,
       [this](Done done) {
         auto r = supervisor_.start();
-        done(r ? grpc::Status::OK : toStatus(r.error()), supervisor_.status());
+        done(r ? grpc::Status::OK : toStatus(r.error()), agentStatus(supervisor_.view()));
       },
       out->mutable_status());
 }
@@ -139,7 +142,7 @@ grpc::Status AgentService::RemoveMember(grpc::ServerContext*, const v1::RemoveMe
       io_, 60s,
       [this](Done done) {
         supervisor_.remove([this, done](Result<void> r) {
-          done(r ? grpc::Status::OK : toStatus(r.error()), supervisor_.status());
+          done(r ? grpc::Status::OK : toStatus(r.error()), agentStatus(supervisor_.view()));
         });
       },
       out->mutable_status());

@@ -1,7 +1,5 @@
 #include "agent/supervisor/health.hpp"
 
-#include <boost/asio/post.hpp>
-
 #include "etcd/etcdserverpb/rpc.grpc.pb.h"
 
 namespace etcdagent::agent {
@@ -58,7 +56,7 @@ MemberHealth check(etcd::Client& client) {
 
 }  // namespace
 
-HealthProber::HealthProber(boost::asio::io_context& io, std::string endpoint) : io_(io) {
+HealthProber::HealthProber(boost::asio::io_context& io, std::string endpoint) : worker_(io) {
   etcd::ClientConfig cfg;
   cfg.endpoints = {std::move(endpoint)};
   cfg.dial_timeout = 1s;
@@ -74,11 +72,6 @@ HealthProber::HealthProber(boost::asio::io_context& io, std::string endpoint) : 
   }
 }
 
-HealthProber::~HealthProber() {
-  alive_.reset();
-  worker_.join();
-}
-
 void HealthProber::probe(std::function<void(MemberHealth)> done) {
   if (busy_) return;
   if (!client_) {
@@ -88,15 +81,12 @@ void HealthProber::probe(std::function<void(MemberHealth)> done) {
     return;
   }
   busy_ = true;
-  std::weak_ptr<int> alive = alive_;
-  boost::asio::post(worker_, [this, alive, done = std::move(done)]() mutable {
-    MemberHealth h = check(*client_);
-    boost::asio::post(io_, [this, alive, h = std::move(h), done = std::move(done)]() {
-      if (alive.expired()) return;
-      busy_ = false;
-      done(h);
-    });
-  });
+  // The client's deadlines (1 s dial, 2 s per call) bound the work: no stop token needed.
+  worker_.run([client = client_.get()](std::stop_token) { return check(*client); },
+              [this, done = std::move(done)](MemberHealth h) {
+                busy_ = false;
+                done(std::move(h));
+              });
 }
 
 }  // namespace etcdagent::agent

@@ -3,14 +3,15 @@
 // Is the member healthy? It is when it answers Maintenance.Status and a linearizable read on its
 // client URL (a permission error on the read still proves the read went through raft). The gRPC
 // calls block, so they run on a worker thread; the answer is posted back to the event loop.
+// The supervisor asks through a HealthSource seam: a unit test answers its probes itself.
 
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/thread_pool.hpp>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
 
+#include "agent/member/loop_worker.hpp"
 #include "etcd/client.hpp"
 
 namespace etcdagent::agent {
@@ -32,24 +33,46 @@ struct MemberHealth {
   int learners = 0;
 };
 
-class HealthProber {
+// Probes one member. Destroying it drops the answer of a probe in flight.
+class HealthProbe {
+ public:
+  virtual ~HealthProbe() = default;
+  // Probes once; `done` runs on the event loop. At most one probe is in flight.
+  virtual void probe(std::function<void(MemberHealth)> done) = 0;
+};
+
+class HealthSource {
+ public:
+  virtual ~HealthSource() = default;
+  // A probe of the member serving `endpoint` (host:port of its client URL).
+  virtual std::unique_ptr<HealthProbe> open(const std::string& endpoint) = 0;
+};
+
+class HealthProber final : public HealthProbe {
  public:
   HealthProber(boost::asio::io_context& io, std::string endpoint);
-  ~HealthProber();
   HealthProber(const HealthProber&) = delete;
   HealthProber& operator=(const HealthProber&) = delete;
 
-  // Probes once; `done` runs on the event loop. At most one probe is in flight.
-  void probe(std::function<void(MemberHealth)> done);
+  void probe(std::function<void(MemberHealth)> done) override;
+
+ private:
+  std::unique_ptr<etcd::Client> client_;
+  std::string create_error_;
+  bool busy_ = false;
+  LoopWorker worker_;  // last: joined before the client it uses goes
+};
+
+// The real source: a HealthProber (gRPC to etcd) per member run.
+class EtcdHealthSource final : public HealthSource {
+ public:
+  explicit EtcdHealthSource(boost::asio::io_context& io) : io_(io) {}
+  std::unique_ptr<HealthProbe> open(const std::string& endpoint) override {
+    return std::make_unique<HealthProber>(io_, endpoint);
+  }
 
  private:
   boost::asio::io_context& io_;
-  std::unique_ptr<etcd::Client> client_;
-  std::string create_error_;
-  boost::asio::thread_pool worker_{1};
-  bool busy_ = false;
-  // Probes answer through the event loop; a prober destroyed meanwhile must not be touched.
-  std::shared_ptr<int> alive_ = std::make_shared<int>(0);
 };
 
 }  // namespace etcdagent::agent

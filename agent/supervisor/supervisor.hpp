@@ -1,39 +1,70 @@
 #pragma once
 
-// Supervises one etcd member on the agent's event loop:
-//   waiting (no plan) -> starting -> running | learner -> (exit) -> restart with backoff
-//                                                       -> crash-looping after 5 quick failures
-//   stop -> stopped;  remove -> waiting (data wiped)
+// Supervises one etcd member on the agent's event loop. The rules (when etcd starts, restarts, is
+// given up on) are the member lifecycle's (agent/member/lifecycle.hpp); the supervisor executes
+// its actions through narrow seams — a process launcher, a health source, the loop's clock and
+// timers, the member store — and turns what they report back into lifecycle events.
+//
 // The accepted plan is persisted in state.json before etcd starts; once etcd has been healthy,
 // every later start is "existing", so a restart never repeats a bootstrap.
 
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/steady_timer.hpp>
+#include <chrono>
 #include <deque>
 #include <functional>
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "agent/config/agent_config.hpp"
-#include "agent/supervisor/backoff.hpp"
+#include "agent/member/lifecycle.hpp"
+#include "agent/member/loop_clock.hpp"
+#include "agent/member/loop_worker.hpp"
+#include "agent/member/member_store.hpp"
 #include "agent/supervisor/child_process.hpp"
 #include "agent/supervisor/health.hpp"
+#include "agent/supervisor/launcher.hpp"
+#include "agent/supervisor/output_tail.hpp"
 #include "agent/systemd/journal.hpp"
-#include "common/file_util.hpp"
 #include "etcdagent/v1/agent.pb.h"
 
 namespace etcdagent::agent {
 
+// The outside world the supervisor acts on; each outlives it.
+struct SupervisorSeams {
+  ProcessLauncher& launcher;
+  HealthSource& health;
+  LoopClock& clock;
+  MemberStore& store;
+};
+
+// Everything GetStatus, STATUS=, /healthz and /metrics report, read on the loop (the mapping to
+// the wire lives in agent/service/member_status.hpp).
+struct MemberView {
+  const AgentConfig& config;
+  lifecycle::MemberState state;  // the lifecycle's
+  lifecycle::MemberState shown;  // what clients see (while stopping: the state before)
+  const std::optional<v1::MemberState>& plan;
+  const MemberHealth& health;
+  int etcd_pid = 0;  // 0 when etcd does not run
+  unsigned restarts = 0;
+  const std::string& last_error;
+  const OutputTail& output;  // of the last etcd (or restore) run
+};
+
 class Supervisor {
  public:
-  Supervisor(boost::asio::io_context& io, AgentConfig config, const EtcdLogSink& log);
+  Supervisor(boost::asio::io_context& io, AgentConfig config, const EtcdLogSink& log,
+             SupervisorSeams seams);
   ~Supervisor();
   Supervisor(const Supervisor&) = delete;
   Supervisor& operator=(const Supervisor&) = delete;
 
-  // Takes the member lock and loads state.json; a member with a plan is started.
-  Result<void> init();
+  // Takes the member lock (waiting at most 30 s for a previous agent's etcd to let go of it, with
+  // the loop running) and loads state.json; a member with a plan is started. `done` runs on the
+  // loop, maybe before init() returns.
+  void init(std::function<void(Result<void>)> done);
 
   // ApplyPlan: validates and persists the plan, then starts etcd. Applying the plan already
   // accepted is a no-op (idempotent for retrying coordinators).
@@ -44,11 +75,16 @@ class Supervisor {
   // Stops etcd and deletes the member's data and plan; the agent then waits for a new plan.
   void remove(std::function<void(Result<void>)> done);
 
-  [[nodiscard]] v1::AgentStatus status() const;
-  // One line for systemd's STATUS=.
-  [[nodiscard]] std::string statusLine() const;
+  // The [bootstrap] join flow's progress: it is adding this member (joining), promoting it.
+  void joinStarted() { dispatch(lifecycle::JoinStarted{}); }
+  void promotionStarted() { dispatch(lifecycle::PromotionStarted{}); }
+  void promotionFinished() { dispatch(lifecycle::PromotionFinished{}); }
+
+  [[nodiscard]] MemberView view() const;
   [[nodiscard]] const AgentConfig& config() const { return config_; }
-  [[nodiscard]] const std::optional<v1::MemberState>& state() const { return state_; }
+  // The accepted plan (state.json), if any.
+  [[nodiscard]] const std::optional<v1::MemberState>& state() const { return plan_; }
+  [[nodiscard]] const lifecycle::Snapshot& lifecycle() const { return snapshot_; }
 
   // For the bootstrap flows beside the supervisor ([bootstrap] join): their error shows in
   // GetStatus last_error (and STATUS=) until the next plan or restart clears it; "" clears it.
@@ -57,58 +93,66 @@ class Supervisor {
     changed();
   }
 
-  // Called on the event loop whenever status() may have changed.
+  // Called on the event loop whenever view() may have changed.
   void onChange(std::function<void()> callback) { on_change_ = std::move(callback); }
 
-  // Timeouts, adjustable for tests.
-  std::chrono::milliseconds stop_timeout{15000};
-  std::chrono::milliseconds probe_starting{500};
-  std::chrono::milliseconds probe_running{5000};
-  // etcdctl snapshot restore (a member restored from a snapshot, before its first start).
-  std::chrono::milliseconds restore_timeout{std::chrono::minutes(10)};
+  // Probe intervals, stop and restore timeouts; adjustable for tests.
+  lifecycle::Timings timings;
 
  private:
-  void launch();
+  // The child that runs now: etcd, or etcdctl snapshot restore.
+  struct Run {
+    std::unique_ptr<Process> process;
+    bool restore = false;
+    // This run's etcd said its member was removed from the cluster (it exits then).
+    bool said_removed = false;
+    std::unique_ptr<HealthProbe> probe;  // etcd only
+  };
+
+  Result<void> loadPlan();
+  // The one entry of events: next() decides, execute() acts; events that actions report are
+  // handled in order, after the actions of the transition that caused them.
+  void dispatch(lifecycle::Event event);
+  std::optional<lifecycle::Event> execute(const lifecycle::Action& action);
   // The plan restores from a snapshot and etcd never ran with it: its data dir is still empty.
   [[nodiscard]] bool needsRestore() const;
-  void startRestore();
-  void onRestoreExit(ExitStatus status);
-  void onExit(ExitStatus status);
-  void onLine(const std::string& line);
-  void scheduleProbe(std::chrono::milliseconds delay);
-  void stopped();
-  void onHealth(const MemberHealth& health);
-  void setPhase(v1::MemberPhase phase);
+  std::optional<lifecycle::Event> runRestore();
+  std::optional<lifecycle::Event> installRestore();
+  std::optional<lifecycle::Event> spawnEtcd();
+  void onEtcdLine(const std::string& line);
+  void onChildExit(ExitStatus status);
+  void onHealth(MemberHealth health);
+  void onTimer(lifecycle::Timer timer);
+  void kill(int priority, const std::string& why);
+  void persistHealthy();
+  void reportCrash(std::chrono::milliseconds delay);
+  void reportRemoved();
+  void reportRestoreFailure();
   void changed();
   [[nodiscard]] std::string probeEndpoint() const;
+  LoopTimer& timer(lifecycle::Timer which) { return *timers_[static_cast<std::size_t>(which)]; }
 
-  boost::asio::io_context& io_;
   AgentConfig config_;
   const EtcdLogSink& log_;
-  UniqueFd lock_fd_;
-  std::optional<v1::MemberState> state_;
-  v1::MemberPhase phase_ = v1::MEMBER_PHASE_WAITING;
-  std::shared_ptr<ChildProcess> child_;
-  std::shared_ptr<ChildProcess> restore_child_;  // etcdctl snapshot restore, while it runs
-  std::unique_ptr<HealthProber> prober_;
+  ProcessLauncher& launcher_;
+  HealthSource& health_source_;
+  LoopClock& clock_;
+  MemberStore& store_;
+  lifecycle::Snapshot snapshot_;
+  std::vector<std::unique_ptr<LoopTimer>> timers_;  // indexed by lifecycle::Timer
+  std::optional<v1::MemberState> plan_;
+  std::optional<Run> run_;
   MemberHealth health_;
-  RestartBackoff backoff_;
-  boost::asio::steady_timer restart_timer_;
-  boost::asio::steady_timer probe_timer_;
-  boost::asio::steady_timer kill_timer_;
-  boost::asio::steady_timer restore_timer_;
-  // The first and the last lines of the current run: a crash is often explained at either end
-  // (a bad flag prints its error and then the whole usage text).
-  std::vector<std::string> head_;
-  std::size_t run_lines_ = 0;
-  std::deque<std::string> tail_;
-  // This run's etcd said its member was removed from the cluster (then it exits; see onExit).
-  bool removed_from_cluster_ = false;
+  OutputTail output_;
+  ExitStatus last_exit_;  // of the last child, for the reports that follow its exit
   std::string last_error_;
   unsigned restarts_ = 0;
-  bool stopping_ = false;
+  std::deque<lifecycle::Event> events_;
+  bool dispatching_ = false;
+  bool notify_stop_waiters_ = false;
   std::vector<std::function<void()>> stop_waiters_;
   std::function<void()> on_change_;
+  LoopWorker lock_worker_;  // last: joined before the store it waits on could go
 };
 
 }  // namespace etcdagent::agent

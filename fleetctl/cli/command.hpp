@@ -36,6 +36,10 @@ struct CommandError {
   bool print_usage = false;  // also print the command's usage (bad flags)
 };
 using CommandResult = std::expected<void, CommandError>;
+// What a parser of a command's input (flags, arguments, stdin lines) makes of it, or the
+// CommandError, with etcdctl's exit code, that the input deserves.
+template <class T>
+using InputResult = std::expected<T, CommandError>;
 
 inline std::unexpected<CommandError> commandError(int code, std::string message) {
   return std::unexpected(CommandError{code, std::move(message)});

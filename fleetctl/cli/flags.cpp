@@ -5,6 +5,8 @@
 #include <cstdlib>
 #include <sstream>
 
+#include "common/strings.hpp"
+
 namespace etcdagent::fleet {
 namespace {
 
@@ -23,19 +25,6 @@ Result<T> parseNumber(std::string_view v) {
   auto [ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), out);
   if (ec != std::errc() || ptr != v.data() + v.size() || v.empty()) {
     return fail(Errc::kInvalidArgument, "invalid number \"" + std::string(v) + "\"");
-  }
-  return out;
-}
-
-std::vector<std::string> splitComma(std::string_view v) {
-  std::vector<std::string> out;
-  if (v.empty()) return out;
-  std::size_t start = 0;
-  for (;;) {
-    auto pos = v.find(',', start);
-    out.emplace_back(v.substr(start, pos - start));
-    if (pos == std::string_view::npos) break;
-    start = pos + 1;
   }
   return out;
 }
@@ -147,7 +136,10 @@ Result<void> FlagSet::set(std::string_view name, std::string_view value) {
     case FlagType::kStringSlice: {
       // pflag: the first use replaces the default, later uses append.
       if (!f->changed) f->values.clear();
-      for (auto& v : splitComma(value)) f->values.push_back(std::move(v));
+      // pflag's string slice: an empty value is an empty list, else every item, empty ones too.
+      if (!value.empty()) {
+        for (auto& v : splitComma(value)) f->values.push_back(std::move(v));
+      }
       f->value = joinSlice(f->values);
       break;
     }

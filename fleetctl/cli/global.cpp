@@ -7,7 +7,7 @@
 #include <cctype>
 
 #include "common/file_util.hpp"
-#include "fleetctl/inventory/inventory.hpp"
+#include "fleet/inventory.hpp"
 
 namespace etcdagent::fleet {
 

@@ -1,29 +1,16 @@
-// agent status|wipe, autostart enable|disable|status: etcd-fleet talking to one etcd-agent.
+// agent status|wipe, autostart enable|disable|status: etcd-fleet talking to one etcd-agent
+// (wipe is lib/fleet's: it checks with the cluster first).
 
-#include <google/protobuf/util/json_util.h>
+#include "fleetctl/output/agent.hpp"
 
 #include "agentclient/agent_client.hpp"
+#include "fleet/member.hpp"
 #include "fleetctl/commands/commands.hpp"
+#include "fleetctl/commands/fleet_io.hpp"
 #include "fleetctl/commands/util.hpp"
-#include "fleetctl/output/table.hpp"
-#include "membership/membership.hpp"
 
 namespace etcdagent::fleet {
 namespace {
-
-std::string join(const google::protobuf::RepeatedPtrField<std::string>& v) {
-  std::string out;
-  for (const auto& s : v) out += (out.empty() ? "" : ",") + s;
-  return out;
-}
-
-std::string protoJson(const google::protobuf::Message& m) {
-  std::string out;
-  google::protobuf::util::JsonPrintOptions o;
-  o.preserve_proto_field_names = true;
-  (void)google::protobuf::util::MessageToJsonString(m, &out, o);
-  return out;
-}
 
 std::expected<AgentClient, CommandError> agentFor(Context& ctx) {
   std::string host = ctx.flags().getString("host");
@@ -43,92 +30,32 @@ void hostFlags(FlagSet& f) {
 }
 
 CommandResult runAgentStatus(Context& ctx) {
-  if (auto r =
-          requireFormat(ctx, {OutputFormat::kSimple, OutputFormat::kTable, OutputFormat::kJson});
-      !r)
-    return r;
+  if (auto r = requireFormat(ctx, printAgentStatus); !r) return r;
   auto agent = agentFor(ctx);
   if (!agent) return std::unexpected(agent.error());
   auto s = agent->status();
   if (!s) return commandError(s.error());
-  if (ctx.global().format == OutputFormat::kJson) {
-    ctx.out() << protoJson(*s) << "\n";
-    return {};
-  }
-  Table t({"FIELD", "VALUE"});
-  auto row = [&](std::string k, std::string v) { t.addRow({std::move(k), std::move(v)}); };
-  row("agent", agent->address() + " (etcd-agent " + s->agent_version() + ")");
-  row("member", s->member_name());
-  row("member id", s->member_id() ? membership::hexId(s->member_id()) : "");
-  row("state", memberPhaseName(s->phase()));
-  row("status", s->status_line());
-  row("cluster", s->cluster_token());
-  row("client urls", join(s->client_urls()));
-  row("peer urls", join(s->peer_urls()));
-  row("etcd pid", s->etcd_pid() ? std::to_string(s->etcd_pid()) : "-");
-  row("etcd version", s->etcd_version());
-  row("healthy", s->healthy() ? "true" : "false");
-  row("restarts", std::to_string(s->restart_count()));
-  row("last error", s->last_error());
-  row("autostart", s->autostart() + (s->unit().empty() ? "" : " (" + s->unit() + ")"));
-  row("data dir", s->data_dir());
-  row("disk free", std::to_string(s->disk_free_bytes() / (1024 * 1024)) + " MiB");
-  if (ctx.global().format == OutputFormat::kTable) {
-    ctx.out() << t.render();
-  } else {
-    ctx.out() << s->member_name() << ", " << memberPhaseName(s->phase()) << ", " << s->status_line()
-              << "\n";
-  }
-  if ((s->phase() == v1::MEMBER_PHASE_CRASH_LOOPING || s->phase() == v1::MEMBER_PHASE_REMOVED) &&
-      !s->last_etcd_lines().empty()) {
-    ctx.err() << "last etcd log lines:\n";
-    for (const auto& l : s->last_etcd_lines()) ctx.err() << "  " << l << "\n";
-  }
+  printAgentStatus(ctx.output(), agent->address(), *s);
   return {};
 }
 
-// Wipes the member an agent holds, once it is certain that the member is no longer part of its
-// cluster: the agent says so (etcd learned it was removed), or the cluster's member list has no
-// member with the agent's peer URL or ID. A member still in the cluster is refused: `member remove`
-// takes it out safely (quorum checks) and wipes it in one go.
+// The member an agent holds, wiped once it is out of its cluster (lib/fleet/member.hpp).
 CommandResult runAgentWipe(Context& ctx) {
-  auto agent = agentFor(ctx);
+  auto agent = agentFor(ctx);  // the flags' errors, as `agent status` words them
   if (!agent) return std::unexpected(agent.error());
-  auto s = agent->status();
-  if (!s) return commandError(s.error());
-  const std::string who = "member " + s->member_name() +
-                          (s->member_id() ? " (" + membership::hexId(s->member_id()) + ")" : "") +
-                          " on agent " + agent->address();
-  if (s->phase() == v1::MEMBER_PHASE_WAITING) {
-    ctx.out() << "agent " << agent->address() << " holds no member: nothing to wipe\n";
-    return {};
+  const std::string address = agent->address();
+  NoProgress quiet;
+  FleetSeams seams(ctx, quiet);
+  auto wiped = wipeAgentMember(seams.env(), {.agent = address,
+                                             .force = ctx.flags().getBool("force"),
+                                             .endpoints = ctx.global().client.endpoints,
+                                             .agent_timeout = ctx.global().client.command_timeout});
+  if (!wiped) return flowError(wiped.error());
+  if (!*wiped) {
+    ctx.out() << "agent " << address << " holds no member: nothing to wipe\n";
+  } else {
+    ctx.out() << **wiped << " wiped; the agent waits for a bootstrap plan\n";
   }
-  if (s->phase() != v1::MEMBER_PHASE_REMOVED && !ctx.flags().getBool("force")) {
-    auto client = ctx.client();
-    if (!client) return std::unexpected(client.error());
-    auto members = membership::listMembers(**client);
-    if (!members) {
-      return commandError(exitcode::kBadConnection,
-                          "cannot check that " + who +
-                              " is no longer in its cluster: " + members.error().message +
-                              ". Pass --endpoints of the cluster, or --force if you are certain "
-                              "it was removed");
-    }
-    const membership::MemberInfo* still = membership::findById(*members, s->member_id());
-    for (const auto& url : s->peer_urls()) {
-      if (still == nullptr) still = membership::findByPeerUrl(*members, url);
-    }
-    if (still != nullptr) {
-      return commandError(exitcode::kError,
-                          who + " is still in the cluster (" + membership::hexId(still->id) +
-                              "): remove it with `etcd-fleet member remove " +
-                              (still->name.empty() ? membership::hexId(still->id) : still->name) +
-                              "`, which checks quorum and wipes it");
-    }
-  }
-  auto r = agent->removeMember();
-  if (!r) return commandError(r.error());
-  ctx.out() << who << " wiped; the agent waits for a bootstrap plan\n";
   return {};
 }
 

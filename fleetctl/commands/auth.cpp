@@ -70,7 +70,7 @@ CommandResult runAuthDisable(Context& ctx) {
 // changes nothing: etcd checks whether auth is enabled before it looks at the user.
 CommandResult runAuthStatus(Context& ctx) {
   if (!ctx.args().empty()) return badArgs("auth status command does not accept any arguments");
-  if (auto r = requireFormat(ctx, {OutputFormat::kSimple, OutputFormat::kJson}); !r) return r;
+  if (auto r = requireFormat(ctx, printAuthStatus); !r) return r;
   FLEET_TRY_CLIENT(client, ctx);
   auto status = client.call<&Auth::Stub::AuthStatus>(etcdserverpb::AuthStatusRequest{},
                                                      {etcd::Retry::kRepeatable});

@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "common/encoding.hpp"
+#include "common/strings.hpp"
 #include "etcd/etcdserverpb/rpc.grpc.pb.h"
 #include "fleetctl/commands/commands.hpp"
 #include "fleetctl/commands/util.hpp"
@@ -35,42 +36,9 @@ int unhex(char c) {
 }
 
 // --- A subset of Go's net/url.Parse: what types.NewURLs needs (scheme, host, path) and its
-// errors for the inputs people actually mistype.
-
-// net/url's shouldEscape(c, encodeHost) is false: what a host may hold unescaped.
-bool allowedInHost(char c) {
-  static constexpr std::string_view kAllowed = "!$&'()*+,;=:[]<>\"-_.~";
-  return isAlpha(c) || isDigit(c) || kAllowed.find(c) != std::string_view::npos;
-}
-
-// net/url unescape: only its validation matters here (the decoded text is not used except for
-// the host, which SplitHostPort checks).
-Result<std::string> unescape(std::string_view s, bool host) {
-  std::string out;
-  for (std::size_t i = 0; i < s.size();) {
-    const char c = s[i];
-    if (c == '%') {
-      if (i + 2 >= s.size() || !isHex(s[i + 1]) || !isHex(s[i + 2])) {
-        return fail(
-            Errc::kInvalidArgument,
-            "invalid URL escape " + goQuote(s.substr(i, std::min<std::size_t>(3, s.size() - i))));
-      }
-      if (host && unhex(s[i + 1]) < 8 && s.substr(i, 3) != "%25") {
-        return fail(Errc::kInvalidArgument, "invalid URL escape " + goQuote(s.substr(i, 3)));
-      }
-      out += static_cast<char>(unhex(s[i + 1]) << 4 | unhex(s[i + 2]));
-      i += 3;
-      continue;
-    }
-    if (host && static_cast<unsigned char>(c) < 0x80 && !allowedInHost(c)) {
-      return fail(Errc::kInvalidArgument,
-                  "invalid character " + goQuote(std::string(1, c)) + " in host name");
-    }
-    out += c;
-    ++i;
-  }
-  return out;
-}
+// errors for the inputs people actually mistype. Its unescaping is urlUnescape (common/encoding):
+// only its validation matters here, the decoded text is not used except for the host, which
+// SplitHostPort checks.
 
 bool validOptionalPort(std::string_view port) {
   if (port.empty()) return true;
@@ -95,7 +63,7 @@ Result<std::string> parseHost(std::string_view host) {
       return fail(Errc::kInvalidArgument, "invalid port " + goQuote(colonPort) + " after host");
     }
   }
-  return unescape(host, true);
+  return urlUnescape(host, UrlPart::kHost);
 }
 
 bool validUserinfo(std::string_view s) {
@@ -172,15 +140,15 @@ Result<GoUrl> goUrlParse(std::string_view raw) {
     if (at != std::string_view::npos) {
       auto userinfo = authority.substr(0, at);
       if (!validUserinfo(userinfo)) return error(u, "net/url: invalid userinfo");
-      if (auto r = unescape(userinfo, false); !r) return error(u, r.error().message);
+      if (auto r = urlUnescape(userinfo, UrlPart::kPath); !r) return error(u, r.error().message);
     }
     url.host = *host;
   }
-  auto path = unescape(rest, false);
+  auto path = urlUnescape(rest, UrlPart::kPath);
   if (!path) return error(u, path.error().message);
   url.path = *path;
   if (fragment) {
-    if (auto r = unescape(*fragment, false); !r) return error(raw, r.error().message);
+    if (auto r = urlUnescape(*fragment, UrlPart::kPath); !r) return error(raw, r.error().message);
   }
   return url;
 }
@@ -206,13 +174,6 @@ bool splitsHostPort(std::string_view hp) {
   return true;
 }
 
-std::string_view trimSpace(std::string_view s) {
-  constexpr std::string_view kSpace = " \t\n\v\f\r";
-  auto b = s.find_first_not_of(kSpace);
-  if (b == std::string_view::npos) return {};
-  return s.substr(b, s.find_last_not_of(kSpace) - b + 1);
-}
-
 // --- move-leader
 
 CommandResult runMoveLeader(Context& ctx) {
@@ -220,7 +181,7 @@ CommandResult runMoveLeader(Context& ctx) {
   if (args.size() != 1) return badArgs("move-leader command needs 1 argument");
   auto target = parseHexUint(args[0]);
   if (!target) return badArgs(target.error().message);
-  if (auto r = requireFormat(ctx, {OutputFormat::kSimple, OutputFormat::kJson}); !r) return r;
+  if (auto r = requireFormat(ctx, printMoveLeader); !r) return r;
 
   FLEET_TRY_CLIENT(client, ctx);
   // As etcdctl: ask each endpoint for its status and send MoveLeader to the one that leads; only
@@ -269,16 +230,6 @@ Result<std::uint64_t> parseHexUint(std::string_view text) {
     n = n << 4 | static_cast<std::uint64_t>(unhex(c));
   }
   return n;
-}
-
-std::vector<std::string> splitComma(std::string_view text) {
-  std::vector<std::string> out;
-  for (;;) {
-    auto comma = text.find(',');
-    out.emplace_back(text.substr(0, comma));
-    if (comma == std::string_view::npos) return out;
-    text.remove_prefix(comma + 1);
-  }
 }
 
 Result<void> validatePeerUrls(const std::vector<std::string>& urls) {

@@ -18,9 +18,6 @@ namespace etcdagent::fleet {
 //   strconv.ParseUint: parsing "zz": invalid syntax   (or: value out of range)
 Result<std::uint64_t> parseHexUint(std::string_view text);
 
-// Go's strings.Split(text, ","): "" gives one empty element.
-std::vector<std::string> splitComma(std::string_view text);
-
 // etcd's types.NewURLs, which clientv3 applies to peer URLs before MemberAdd/MemberUpdate: each
 // URL (trimmed) must parse as a Go net/url URL with scheme http, https, unix or unixs, a
 // "host:port" and no path. The message is etcdctl's, e.g.

@@ -1,30 +1,27 @@
-// lock and elect — etcdctl's concurrency commands, over etcd's v3lock (Lock, Unlock) and
-// v3election (Campaign, Observe, Resign) services, with a Session lease kept alive meanwhile.
+// lock and elect — etcdctl's concurrency commands: flags -> etcd/concurrency (Session, lock,
+// election) -> printer -> exit code.
 //
 // Both commands check, before they report a lock or leadership, that their key still exists on
-// their own live lease: etcd answers Lock/Campaign once every older key is gone, even if the
-// caller's key vanished with its lease in the meantime (etcdctl only notices a missing key).
+// their own live lease (etcd/concurrency/lock.hpp says why); etcdctl only notices a missing key.
 
 #include <sys/wait.h>
 
-#include "etcd/etcdserverpb/rpc.grpc.pb.h"
-#include "etcd/v3electionpb/v3election.grpc.pb.h"
-#include "etcd/v3lockpb/v3lock.grpc.pb.h"
+#include "common/encoding.hpp"
+#include "etcd/concurrency/election.hpp"
+#include "etcd/concurrency/lock.hpp"
+#include "etcd/concurrency/session.hpp"
 #include "fleetctl/cli/interrupt.hpp"
 #include "fleetctl/commands/commands.hpp"
-#include "fleetctl/commands/session.hpp"
+#include "fleetctl/commands/run_child.hpp"
 #include "fleetctl/commands/util.hpp"
 #include "fleetctl/output/kv.hpp"
-#include "fleetctl/output/lease.hpp"
 
 namespace etcdagent::fleet {
 namespace {
 
-using etcdserverpb::KV;
-using etcdserverpb::Lease;
-
-constexpr std::initializer_list<OutputFormat> kFormats = {
-    OutputFormat::kSimple, OutputFormat::kJson, OutputFormat::kFields};
+using etcd::AcquireError;
+using etcd::Session;
+using etcd::Waker;
 
 // What a wait for the lock or the leadership ended with, when it did not succeed.
 CommandError waitFailed(const Error& error, const InterruptGuard& guard, const Session& session,
@@ -43,69 +40,28 @@ CommandError waitFailed(const Error& error, const InterruptGuard& guard, const S
   return {exitcode::kError, error.message};
 }
 
-// A unary call without deadline (it waits for other holders), cancelled through `waker` on
-// SIGINT/SIGTERM or when the session is lost.
-template <auto Method>
-Result<etcd::ResponseOf<Method>> waitingCall(etcd::Client& client,
-                                             const etcd::RequestOf<Method>& request, Waker& waker) {
-  auto conn = client.connect();
-  if (!conn) return fail(conn.error());
-  grpc::ClientContext context;
-  if (auto auth = client.authorize(context); !auth) return fail(auth.error());
-  Waker::Registration registration(waker, context);
-  etcd::StubOf<Method> stub(conn->channel);
-  etcd::ResponseOf<Method> response;
-  const grpc::Status status = (stub.*Method)(&context, request, &response);
-  if (!status.ok()) return fail(client.errorFor(status, conn->endpoint));
-  return response;
-}
-
-// Reads `key` back and the session lease's TTL, and applies checkKeyHeld. The Range is what
-// etcdctl prints once it holds the lock or leads.
-Result<etcdserverpb::RangeResponse> confirmHeld(etcd::Client& client, const std::string& key,
-                                                std::int64_t lease) {
-  etcdserverpb::RangeRequest get;
-  get.set_key(key);
-  auto range = client.call<&KV::Stub::Range>(get, {etcd::Retry::kRepeatable});
-  if (!range) return fail(range.error());
-  etcdserverpb::LeaseTimeToLiveRequest ttlReq;
-  ttlReq.set_id(lease);
-  auto ttl = client.call<&Lease::Stub::LeaseTimeToLive>(ttlReq, {etcd::Retry::kRepeatable});
-  if (!ttl) return fail(ttl.error());
-  if (auto held = checkKeyHeld(key, lease, *range, *ttl); !held) return fail(held.error());
-  return *range;
-}
-
 // ---------------------------------------------------------------------------------------- lock
-
-Result<void> unlock(etcd::Client& client, const std::string& key) {
-  v3lockpb::UnlockRequest req;
-  req.set_key(key);
-  auto resp = client.call<&v3lockpb::Lock::Stub::Unlock>(req);
-  if (!resp) return fail(resp.error().context("unlock " + key));
-  return {};
-}
 
 // Runs the command while the lock is held, then unlocks. etcdctl exits 1 with
 // "Error: exit status N" when the command fails, and so do we.
 CommandResult runLocked(Context& ctx, etcd::Client& client, Session& session,
-                        const std::string& key, std::int64_t revision) {
+                        const etcd::HeldLock& lock) {
   ctx.out().flush();
   ctx.err().flush();
   const std::vector<std::string> argv(ctx.args().begin() + 1, ctx.args().end());
-  auto status =
-      runChild(argv, {"ETCD_LOCK_KEY=" + key, "ETCD_LOCK_REV=" + std::to_string(revision)});
+  auto status = runChild(
+      argv, {"ETCD_LOCK_KEY=" + lock.key, "ETCD_LOCK_REV=" + std::to_string(lock.revision)});
   const bool lost = session.lost();
-  auto unlocked = unlock(client, key);
+  auto unlocked = etcd::unlock(client, lock.key);
   (void)session.close();
   if (!status) return commandError(status.error());
   if (lost) {
     return commandError(exitcode::kError,
-                        "session expired while the command ran: the lock on " + key +
+                        "session expired while the command ran: the lock on " + lock.key +
                             " was lost before it finished (lease " + leaseIdHex(session.lease()) +
                             " was revoked or expired); resources it protects must reject writes "
                             "fenced with ETCD_LOCK_REV=" +
-                            std::to_string(revision) + " once a newer holder wrote");
+                            std::to_string(lock.revision) + " once a newer holder wrote");
   }
   if (!WIFEXITED(*status) || WEXITSTATUS(*status) != 0) {
     return commandError(exitcode::kError, goExitStatus(*status));
@@ -122,7 +78,7 @@ CommandResult runLock(Context& ctx) {
   const bool exec = args.size() > 1;
   // Only the plain form prints; with a command etcdctl prints nothing, in any format.
   if (!exec) {
-    if (auto r = requireFormat(ctx, kFormats); !r) return r;
+    if (auto r = requireFormat(ctx, printGet); !r) return r;
   }
 
   Waker waker;           // before the guard: its callback uses the waker
@@ -133,42 +89,29 @@ CommandResult runLock(Context& ctx) {
   if (!session) return commandError(session.error());
   Session& s = **session;
 
-  v3lockpb::LockRequest req;
-  req.set_name(args[0]);
-  req.set_lease(s.lease());
-  auto locked = waitingCall<&v3lockpb::Lock::Stub::Lock>(client, req, waker);
-  if (!locked) {
-    auto error = waitFailed(locked.error(), guard, s, "lock " + args[0]);
+  auto lock = etcd::acquireLock(client, s, args[0], waker);
+  if (!lock) {
+    if (lock.error().stage == AcquireError::Stage::kConfirming) {
+      (void)s.close();
+      return commandError(exitcode::kError, "lock lost on init: " + lock.error().error.message +
+                                                "; the lock " + args[0] + " is NOT held");
+    }
+    auto error = waitFailed(lock.error().error, guard, s, "lock " + args[0]);
     (void)s.close();
     return std::unexpected(error);
   }
-  const std::string key = locked->key();
-  // Fencing token: the revision at which the lock was acquired (etcdctl's ETCD_LOCK_REV, the
-  // Lock response's header revision; the key's create revision when nobody else held it). Every
-  // later holder gets a higher one, so a resource guarded by this lock must reject writes that
-  // carry a lower revision than one it has already seen: a holder whose lease expired while it
-  // was paused cannot know it lost the lock, and this is what keeps it from doing harm.
-  const std::int64_t revision = locked->header().revision();
+  if (exec) return runLocked(ctx, client, s, *lock);
 
-  auto held = confirmHeld(client, key, s.lease());
-  if (!held) {
-    (void)unlock(client, key);
-    (void)s.close();
-    return commandError(exitcode::kError, "lock lost on init: " + held.error().message +
-                                              "; the lock " + args[0] + " is NOT held");
-  }
-  if (exec) return runLocked(ctx, client, s, key, revision);
-
-  printGet(ctx.output(), *held, false);
+  printGet(ctx.output(), lock->range, false);
   ctx.out().flush();
   waker.wait();
   if (s.lost()) {
     std::string cause = s.lastError() ? " (" + s.lastError()->message + ")" : "";
     return commandError(exitcode::kError, "session expired: lease " + leaseIdHex(s.lease()) +
                                               " was revoked or expired" + cause + ", the lock " +
-                                              key + " is no longer held");
+                                              lock->key + " is no longer held");
   }
-  auto unlocked = unlock(client, key);
+  auto unlocked = etcd::unlock(client, lock->key);
   auto closed = s.close();
   if (!unlocked) return commandError(unlocked.error());
   if (!closed) return commandError(closed.error());
@@ -181,42 +124,20 @@ CommandResult observe(Context& ctx, const std::string& name) {
   Waker waker;
   InterruptGuard guard;
   FLEET_TRY_CLIENT(client, ctx);
-  auto conn = client.connect();
-  if (!conn) return commandError(conn.error());
-  grpc::ClientContext context;
-  if (auto auth = client.authorize(context); !auth) return commandError(auth.error());
-  Waker::Registration registration(waker, context);
   guard.onInterrupt([&] { waker.fire(); });
-
-  v3electionpb::Election::Stub stub(conn->channel);
-  v3electionpb::LeaderRequest req;
-  req.set_name(name);
-  auto stream = stub.Observe(&context, req);
-  v3electionpb::LeaderResponse resp;
+  auto observer = etcd::ElectionObserver::start(client, name, waker);
+  if (!observer) return commandError(observer.error());
   const Output out = ctx.output();
-  while (stream->Read(&resp)) {
+  while (auto leader = (*observer)->next()) {
     // etcdctl prints each leader as the GetResponse concurrency.Election.Observe yields.
-    etcdserverpb::RangeResponse leader;
-    *leader.mutable_header() = resp.header();
-    *leader.add_kvs() = resp.kv();
-    printGet(out, leader, false);
+    printGet(out, *leader, false);
     out.out.flush();
   }
-  const grpc::Status status = stream->Finish();
+  auto ended = (*observer)->finish();
   if (guard.interrupted()) return {};
   return commandError(
       exitcode::kError,
-      "elect: observer lost" +
-          (status.ok() ? std::string()
-                       : " (" + client.errorFor(status, conn->endpoint).message + ")"));
-}
-
-Result<void> resign(etcd::Client& client, const v3electionpb::LeaderKey& leader) {
-  v3electionpb::ResignRequest req;
-  *req.mutable_leader() = leader;
-  auto resp = client.call<&v3electionpb::Election::Stub::Resign>(req);
-  if (!resp) return fail(resp.error().context("resign from election " + leader.name()));
-  return {};
+      "elect: observer lost" + (ended ? std::string() : " (" + ended.error().message + ")"));
 }
 
 CommandResult campaign(Context& ctx, const std::string& name, const std::string& proposal) {
@@ -228,26 +149,19 @@ CommandResult campaign(Context& ctx, const std::string& name, const std::string&
   if (!session) return commandError(session.error());
   Session& s = **session;
 
-  v3electionpb::CampaignRequest req;
-  req.set_name(name);
-  req.set_lease(s.lease());
-  req.set_value(proposal);
-  auto won = waitingCall<&v3electionpb::Election::Stub::Campaign>(client, req, waker);
+  auto won = etcd::campaign(client, s, name, proposal, waker);
   if (!won) {
-    auto error = waitFailed(won.error(), guard, s, "leadership of election " + name);
+    if (won.error().stage == AcquireError::Stage::kConfirming) {
+      (void)s.close();
+      return commandError(exitcode::kError,
+                          "elect: leadership lost on init: " + won.error().error.message +
+                              "; this campaign for " + name + " is NOT the leader");
+    }
+    auto error = waitFailed(won.error().error, guard, s, "leadership of election " + name);
     (void)s.close();
     return std::unexpected(error);
   }
-  const v3electionpb::LeaderKey& leader = won->leader();
-  auto held = confirmHeld(client, leader.key(), s.lease());
-  if (!held) {
-    (void)resign(client, leader);
-    (void)s.close();
-    return commandError(exitcode::kError,
-                        "elect: leadership lost on init: " + held.error().message +
-                            "; this campaign for " + name + " is NOT the leader");
-  }
-  printGet(ctx.output(), *held, false);
+  printGet(ctx.output(), won->range, false);
   ctx.out().flush();
   waker.wait();
   if (s.lost()) {
@@ -256,7 +170,7 @@ CommandResult campaign(Context& ctx, const std::string& name, const std::string&
                                               " was revoked or expired" + cause +
                                               ", no longer the leader of " + name);
   }
-  auto resigned = resign(client, leader);
+  auto resigned = etcd::resign(client, won->leader);
   auto closed = s.close();
   if (!resigned) return commandError(resigned.error());
   if (!closed) return commandError(closed.error());
@@ -271,7 +185,7 @@ CommandResult runElect(Context& ctx) {
   const bool listen = ctx.flags().getBool("listen");
   if (args.size() == 1 && !listen) return badArgs("no proposal argument but -l not set");
   if (args.size() == 2 && listen) return badArgs("proposal given but -l is set");
-  if (auto r = requireFormat(ctx, kFormats); !r) return r;
+  if (auto r = requireFormat(ctx, printGet); !r) return r;
   if (args.size() == 1) return observe(ctx, args[0]);
   return campaign(ctx, args[0], args[1]);
 }

@@ -2,10 +2,10 @@
 // for `etcd --discovery URL`, an agent's `[bootstrap] discovery = "URL"`, or a discovery plan.
 
 #include "agentclient/agent_client.hpp"
+#include "fleet/inventory.hpp"
 #include "fleetctl/commands/commands.hpp"
 #include "fleetctl/commands/util.hpp"
-#include "fleetctl/inventory/inventory.hpp"
-#include "fleetctl/output/json.hpp"
+#include "fleetctl/output/agent.hpp"
 
 namespace etcdagent::fleet {
 namespace {
@@ -31,7 +31,7 @@ std::expected<std::string, CommandError> coordinatorAddress(Context& ctx) {
 }
 
 CommandResult runDiscoveryNew(Context& ctx) {
-  if (auto r = requireFormat(ctx, {OutputFormat::kSimple, OutputFormat::kJson}); !r) return r;
+  if (auto r = requireFormat(ctx, printDiscoveryToken); !r) return r;
   if (!ctx.args().empty()) return badArgs("discovery new takes no arguments (use --size N)");
   if (!ctx.flags().changed("size")) {
     return badArgs("--size is required: the number of members of the new cluster (1.." +
@@ -48,17 +48,7 @@ CommandResult runDiscoveryNew(Context& ctx) {
   if (!agent) return badArgs(agent.error().message);
   auto token = agent->newDiscoveryToken(static_cast<unsigned>(size));
   if (!token) return commandError(token.error());
-  if (ctx.global().format == OutputFormat::kJson) {
-    ctx.out() << JsonObject()
-                     .str("token", token->token())
-                     .str("url", token->url())
-                     .unum("size", token->size())
-                     .str("coordinator", agent->address())
-                     .str()
-              << "\n";
-  } else {
-    ctx.out() << token->url() << "\n";
-  }
+  printDiscoveryToken(ctx.output(), *token, agent->address());
   if (size % 2 == 0) {
     ctx.err() << "Note: a cluster of " << size << " tolerates as many failed members as one of "
               << size - 1 << "; odd sizes are usually better\n";

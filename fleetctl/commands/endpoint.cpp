@@ -18,11 +18,6 @@ namespace {
 using etcdserverpb::KV;
 using etcdserverpb::Maintenance;
 
-CommandResult requireAnyFormat(Context& ctx) {
-  return requireFormat(ctx, {OutputFormat::kSimple, OutputFormat::kJson, OutputFormat::kTable,
-                             OutputFormat::kFields});
-}
-
 // One endpoint's health: a linearizable read of a key ("health") must go through the leader, so
 // an answer means the member is part of a working quorum. "permission denied" counts as healthy:
 // the request was still served by consensus (etcdctl's rule).
@@ -54,7 +49,7 @@ EndpointHealth checkHealth(const etcd::Client& base, const std::string& endpoint
 }
 
 CommandResult runHealth(Context& ctx) {
-  if (auto r = requireAnyFormat(ctx); !r) return r;
+  if (auto r = requireFormat(ctx, printEndpointHealth); !r) return r;
   auto endpoints = endpointsFor(ctx);
   if (!endpoints) return std::unexpected(endpoints.error());
   FLEET_TRY_CLIENT(client, ctx);
@@ -121,7 +116,7 @@ std::expected<Survey, CommandError> askEach(Context& ctx, std::string_view what,
 }
 
 CommandResult runStatus(Context& ctx) {
-  if (auto r = requireAnyFormat(ctx); !r) return r;
+  if (auto r = requireFormat(ctx, printEndpointStatus); !r) return r;
   std::vector<EndpointStatus> list;
   auto survey = askEach<EndpointStatus>(
       ctx, "status",
@@ -139,7 +134,7 @@ CommandResult runStatus(Context& ctx) {
 }
 
 CommandResult runHashKv(Context& ctx) {
-  if (auto r = requireAnyFormat(ctx); !r) return r;
+  if (auto r = requireFormat(ctx, printEndpointHashKv); !r) return r;
   const std::int64_t rev = ctx.flags().getInt("rev");
   std::vector<EndpointHashKv> list;
   auto survey = askEach<EndpointHashKv>(

@@ -7,7 +7,7 @@
 #include "common/encoding.hpp"
 #include "etcd/etcdserverpb/rpc.grpc.pb.h"
 #include "fleetctl/commands/commands.hpp"
-#include "fleetctl/commands/txn_reader.hpp"
+#include "fleetctl/commands/kv_request.hpp"
 #include "fleetctl/commands/util.hpp"
 
 namespace etcdagent::fleet {
@@ -40,10 +40,7 @@ CommandResult runPut(Context& ctx) {
   if (ignoreValue && args.size() > 1)
     return badArgs("put command needs only 1 argument when 'ignore-value' is set");
   // Like etcdctl 3.4, words after the value are ignored.
-  if (auto r =
-          requireFormat(ctx, {OutputFormat::kSimple, OutputFormat::kJson, OutputFormat::kFields});
-      !r)
-    return r;
+  if (auto r = requireFormat(ctx, printPut); !r) return r;
 
   etcdserverpb::PutRequest req;
   req.set_key(args[0]);
@@ -74,14 +71,14 @@ CommandResult runGet(Context& ctx) {
   // Argument and flag errors first, then the output format, in etcdctl's order.
   auto req = rangeRequestFromArgs(ctx.flags(), args);
   if (!req) return std::unexpected(req.error());
-  if (auto r =
-          requireFormat(ctx, {OutputFormat::kSimple, OutputFormat::kJson, OutputFormat::kFields});
-      !r) {
+  if (auto r = requireFormat(ctx, printGet); !r) {
     return r;
   }
   FLEET_TRY_CLIENT(client, ctx);
   auto resp = client.call<&KV::Stub::Range>(*req, {etcd::Retry::kRepeatable});
   if (!resp) return commandError(resp.error());
+  // etcdctl answers a --count-only get in simple output with the count alone; json and fields
+  // print the response (which holds the count) as for any get.
   if (req->count_only() && ctx.global().format == OutputFormat::kSimple) {
     ctx.out() << resp->count() << "\n";
     return {};
@@ -93,9 +90,7 @@ CommandResult runGet(Context& ctx) {
 CommandResult runDel(Context& ctx) {
   auto req = deleteRequestFromArgs(ctx.flags(), ctx.args());
   if (!req) return std::unexpected(req.error());
-  if (auto r =
-          requireFormat(ctx, {OutputFormat::kSimple, OutputFormat::kJson, OutputFormat::kFields});
-      !r) {
+  if (auto r = requireFormat(ctx, printDel); !r) {
     return r;
   }
   FLEET_TRY_CLIENT(client, ctx);

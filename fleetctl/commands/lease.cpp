@@ -10,19 +10,17 @@
 
 #include <iostream>
 
+#include "etcd/concurrency/session.hpp"
+#include "etcd/concurrency/waker.hpp"
 #include "etcd/etcdserverpb/rpc.grpc.pb.h"
 #include "fleetctl/cli/interrupt.hpp"
 #include "fleetctl/commands/commands.hpp"
-#include "fleetctl/commands/session.hpp"
 #include "fleetctl/commands/util.hpp"
 
 namespace etcdagent::fleet {
 namespace {
 
 using etcdserverpb::Lease;
-
-constexpr std::initializer_list<OutputFormat> kFormats = {
-    OutputFormat::kSimple, OutputFormat::kJson, OutputFormat::kFields};
 
 // etcdctl's `lease keep-alive` installs no signal handler, so SIGINT/SIGTERM kill it and its
 // parent sees "killed by SIGINT". We end the same way, after the stream is closed: restore the
@@ -49,7 +47,7 @@ CommandResult runGrant(Context& ctx) {
   if (args.size() != 1) return badArgs("lease grant command needs TTL argument");
   auto ttl = parseLeaseTtlArg(args[0]);
   if (!ttl) return badArgs(ttl.error().message);
-  if (auto r = requireFormat(ctx, kFormats); !r) return r;
+  if (auto r = requireFormat(ctx, printLeaseGrant); !r) return r;
 
   etcdserverpb::LeaseGrantRequest req;
   req.set_ttl(*ttl);
@@ -67,7 +65,7 @@ CommandResult runRevoke(Context& ctx) {
   if (args.size() != 1) return badArgs("lease revoke command needs 1 argument");
   auto id = parseLeaseIdArg(args[0]);
   if (!id) return badArgs(id.error().message);
-  if (auto r = requireFormat(ctx, kFormats); !r) return r;
+  if (auto r = requireFormat(ctx, printLeaseRevoke); !r) return r;
 
   etcdserverpb::LeaseRevokeRequest req;
   req.set_id(*id);
@@ -85,7 +83,7 @@ CommandResult runTimeToLive(Context& ctx) {
   if (args.size() != 1) return badArgs("lease timetolive command needs lease ID as argument");
   auto id = parseLeaseIdArg(args[0]);
   if (!id) return badArgs(id.error().message);
-  if (auto r = requireFormat(ctx, kFormats); !r) return r;
+  if (auto r = requireFormat(ctx, printLeaseTimeToLive); !r) return r;
 
   const bool keys = ctx.flags().getBool("keys");
   etcdserverpb::LeaseTimeToLiveRequest req;
@@ -101,7 +99,7 @@ CommandResult runTimeToLive(Context& ctx) {
 
 CommandResult runList(Context& ctx) {
   // etcdctl ignores extra arguments.
-  if (auto r = requireFormat(ctx, kFormats); !r) return r;
+  if (auto r = requireFormat(ctx, printLeaseList); !r) return r;
   FLEET_TRY_CLIENT(client, ctx);
   auto resp = client.call<&Lease::Stub::LeaseLeases>(etcdserverpb::LeaseLeasesRequest{},
                                                      {etcd::Retry::kRepeatable});
@@ -146,7 +144,7 @@ CommandResult runKeepAlive(Context& ctx) {
   if (args.size() != 1) return badArgs("lease keep-alive command needs lease ID as argument");
   auto id = parseLeaseIdArg(args[0]);
   if (!id) return badArgs(id.error().message);
-  if (auto r = requireFormat(ctx, kFormats); !r) return r;
+  if (auto r = requireFormat(ctx, printLeaseKeepAlive); !r) return r;
 
   if (ctx.flags().getBool("once")) {
     FLEET_TRY_CLIENT(client, ctx);
@@ -154,7 +152,7 @@ CommandResult runKeepAlive(Context& ctx) {
   }
 
   // Declared before the guard, whose callback uses it, so that it outlives the guard's thread.
-  Waker waker;
+  etcd::Waker waker;
   // Before the client: gRPC's threads must inherit the blocked SIGINT/SIGTERM.
   InterruptGuard guard;
   FLEET_TRY_CLIENT(client, ctx);
@@ -165,7 +163,7 @@ CommandResult runKeepAlive(Context& ctx) {
   guard.onInterrupt([&] { waker.fire(); });
 
   Output out = ctx.output();
-  LeaseKeeper::Options options;
+  etcd::LeaseKeeper::Options options;
   // clientv3 waits DialTimeout + 1 s for the first answer.
   options.first_deadline = client.config().dial_timeout + std::chrono::seconds(1);
   options.on_response = [&](const etcdserverpb::LeaseKeepAliveResponse& resp) {
@@ -173,13 +171,13 @@ CommandResult runKeepAlive(Context& ctx) {
     out.out.flush();
   };
   options.on_end = [&] { waker.fire(); };
-  LeaseKeeper keeper(client, *id, std::move(options));
+  etcd::LeaseKeeper keeper(client, *id, std::move(options));
   waker.wait();
   keeper.stop();
   if (guard.interrupted()) dieBySignal(guard.signal(), ctx.out(), ctx.err());
 
-  if (out.format == OutputFormat::kSimple) out.out << leaseExpiredLine(*id);
-  if (keeper.state() == LeaseKeeper::State::kTimedOut) {
+  printLeaseExpired(out, *id);
+  if (keeper.state() == etcd::LeaseKeeper::State::kTimedOut) {
     if (auto error = keeper.lastError()) {
       // Not etcdctl's exit 0: the lease was given up because etcd could not be reached.
       return commandError(exitcode::kError,

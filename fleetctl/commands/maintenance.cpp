@@ -50,10 +50,6 @@ CommandResult runDefrag(Context& ctx) {
   return {};
 }
 
-CommandResult checkAlarmFormat(Context& ctx) {
-  return requireFormat(ctx, {OutputFormat::kSimple, OutputFormat::kJson, OutputFormat::kFields});
-}
-
 Result<etcdserverpb::AlarmResponse> listAlarms(etcd::Client& client) {
   etcdserverpb::AlarmRequest req;
   req.set_action(etcdserverpb::AlarmRequest::GET);
@@ -62,7 +58,7 @@ Result<etcdserverpb::AlarmResponse> listAlarms(etcd::Client& client) {
 
 CommandResult runAlarmList(Context& ctx) {
   if (!ctx.args().empty()) return badArgs("alarm list command accepts no arguments");
-  if (auto r = checkAlarmFormat(ctx); !r) return r;
+  if (auto r = requireFormat(ctx, printAlarms); !r) return r;
   FLEET_TRY_CLIENT(client, ctx);
   auto resp = listAlarms(client);
   if (!resp) return commandError(resp.error());
@@ -72,7 +68,7 @@ CommandResult runAlarmList(Context& ctx) {
 
 CommandResult runAlarmDisarm(Context& ctx) {
   if (!ctx.args().empty()) return badArgs("alarm disarm command accepts no arguments");
-  if (auto r = checkAlarmFormat(ctx); !r) return r;
+  if (auto r = requireFormat(ctx, printAlarms); !r) return r;
   FLEET_TRY_CLIENT(client, ctx);
   // clientv3's AlarmDisarm with an empty member: list the alarms, deactivate each, and answer
   // with the deactivated ones (no header).

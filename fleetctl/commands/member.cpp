@@ -3,6 +3,7 @@
 
 #include <cctype>
 
+#include "common/strings.hpp"
 #include "etcd/etcdserverpb/rpc.grpc.pb.h"
 #include "fleetctl/commands/cluster.hpp"
 #include "fleetctl/commands/member_fleet.hpp"
@@ -34,10 +35,7 @@ std::expected<std::vector<std::string>, CommandError> peerUrlsArg(Context& ctx) 
 }
 
 CommandResult runList(Context& ctx) {
-  if (auto r = requireFormat(ctx, {OutputFormat::kSimple, OutputFormat::kJson, OutputFormat::kTable,
-                                   OutputFormat::kFields});
-      !r)
-    return r;
+  if (auto r = requireFormat(ctx, printMemberList); !r) return r;
   FLEET_TRY_CLIENT(client, ctx);
   auto resp = client.call<&Cluster::Stub::MemberList>(etcdserverpb::MemberListRequest{},
                                                       {etcd::Retry::kRepeatable});
@@ -62,7 +60,7 @@ CommandResult runAdd(Context& ctx) {
   const std::string peerUrlsText = ctx.flags().getString("peer-urls");
   auto urls = peerUrlsArg(ctx);
   if (!urls) return std::unexpected(urls.error());
-  if (auto r = requireFormat(ctx, {OutputFormat::kSimple, OutputFormat::kJson}); !r) return r;
+  if (auto r = requireFormat(ctx, printMemberAdd); !r) return r;
 
   etcdserverpb::MemberAddRequest req;
   for (const auto& u : *urls) req.add_peerurls(u);
@@ -79,7 +77,7 @@ CommandResult runUpdate(Context& ctx) {
   if (!id) return std::unexpected(id.error());
   auto urls = peerUrlsArg(ctx);
   if (!urls) return std::unexpected(urls.error());
-  if (auto r = requireFormat(ctx, {OutputFormat::kSimple, OutputFormat::kJson}); !r) return r;
+  if (auto r = requireFormat(ctx, printMemberUpdate); !r) return r;
   etcdserverpb::MemberUpdateRequest req;
   req.set_id(*id);
   for (const auto& u : *urls) req.add_peerurls(u);
@@ -93,7 +91,7 @@ CommandResult runUpdate(Context& ctx) {
 CommandResult runPromote(Context& ctx) {
   auto id = memberIdArg(ctx);
   if (!id) return std::unexpected(id.error());
-  if (auto r = requireFormat(ctx, {OutputFormat::kSimple, OutputFormat::kJson}); !r) return r;
+  if (auto r = requireFormat(ctx, printMemberPromote); !r) return r;
   etcdserverpb::MemberPromoteRequest req;
   req.set_id(*id);
   FLEET_TRY_CLIENT(client, ctx);

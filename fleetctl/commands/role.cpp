@@ -51,13 +51,9 @@ namespace {
 
 using etcdserverpb::Auth;
 
-CommandResult changeFormats(Context& ctx) {
-  return requireFormat(ctx, {OutputFormat::kSimple, OutputFormat::kJson, OutputFormat::kFields});
-}
-
 CommandResult runRoleAdd(Context& ctx) {
   if (ctx.args().size() != 1) return badArgs("role add command requires role name as its argument");
-  if (auto r = changeFormats(ctx); !r) return r;
+  if (auto r = requireFormat(ctx, printAuthChange); !r) return r;
   etcdserverpb::AuthRoleAddRequest req;
   req.set_name(ctx.args()[0]);
   FLEET_TRY_CLIENT(client, ctx);
@@ -71,7 +67,7 @@ CommandResult runRoleDelete(Context& ctx) {
   if (ctx.args().size() != 1) {
     return badArgs("role delete command requires role name as its argument");
   }
-  if (auto r = changeFormats(ctx); !r) return r;
+  if (auto r = requireFormat(ctx, printAuthChange); !r) return r;
   etcdserverpb::AuthRoleDeleteRequest req;
   req.set_role(ctx.args()[0]);
   FLEET_TRY_CLIENT(client, ctx);
@@ -83,7 +79,7 @@ CommandResult runRoleDelete(Context& ctx) {
 
 CommandResult runRoleGet(Context& ctx) {
   if (ctx.args().size() != 1) return badArgs("role get command requires role name as its argument");
-  if (auto r = changeFormats(ctx); !r) return r;
+  if (auto r = requireFormat(ctx, printRoleGet); !r) return r;
   etcdserverpb::AuthRoleGetRequest req;
   req.set_role(ctx.args()[0]);
   FLEET_TRY_CLIENT(client, ctx);
@@ -95,7 +91,7 @@ CommandResult runRoleGet(Context& ctx) {
 
 CommandResult runRoleList(Context& ctx) {
   if (!ctx.args().empty()) return badArgs("role list command requires no arguments");
-  if (auto r = changeFormats(ctx); !r) return r;
+  if (auto r = requireFormat(ctx, printRoleList); !r) return r;
   FLEET_TRY_CLIENT(client, ctx);
   auto resp = client.call<&Auth::Stub::RoleList>(etcdserverpb::AuthRoleListRequest{},
                                                  {etcd::Retry::kRepeatable});
@@ -116,7 +112,7 @@ CommandResult runRoleGrantPermission(Context& ctx) {
   auto range = permissionRange({args.begin() + 2, args.end()}, ctx.flags().getBool("prefix"),
                                ctx.flags().getBool("from-key"));
   if (!range) return badArgs(range.error().message);
-  if (auto r = changeFormats(ctx); !r) return r;
+  if (auto r = requireFormat(ctx, printAuthChange); !r) return r;
 
   etcdserverpb::AuthRoleGrantPermissionRequest req;
   req.set_name(args[0]);
@@ -139,7 +135,7 @@ CommandResult runRoleRevokePermission(Context& ctx) {
   auto range = permissionRange({args.begin() + 1, args.end()}, ctx.flags().getBool("prefix"),
                                ctx.flags().getBool("from-key"));
   if (!range) return badArgs(range.error().message);
-  if (auto r = changeFormats(ctx); !r) return r;
+  if (auto r = requireFormat(ctx, printAuthChange); !r) return r;
 
   etcdserverpb::AuthRoleRevokePermissionRequest req;
   req.set_role(args[0]);

@@ -6,6 +6,7 @@
 #include "fleetctl/commands/commands.hpp"
 #include "fleetctl/commands/txn_reader.hpp"
 #include "fleetctl/commands/util.hpp"
+#include "fleetctl/input/go_text.hpp"
 
 namespace etcdagent::fleet {
 namespace {
@@ -16,10 +17,7 @@ CommandResult runTxn(Context& ctx) {
   if (!ctx.args().empty()) return badArgs("txn command does not accept argument");
   // A transaction may write: refuse an unsupported format before reading or sending anything
   // (etcdctl commits first and complains afterwards).
-  if (auto r =
-          requireFormat(ctx, {OutputFormat::kSimple, OutputFormat::kJson, OutputFormat::kFields});
-      !r)
-    return r;
+  if (auto r = requireFormat(ctx, printTxn); !r) return r;
 
   const bool interactive = ctx.flags().getBool("interactive");
   // etcdctl prints the prompts on stdout, only in interactive mode; flushed so a person (or a

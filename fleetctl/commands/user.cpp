@@ -72,17 +72,13 @@ Result<std::string> askNewPassword(const std::string& name, std::string_view oth
   return *first;
 }
 
-CommandResult changeFormats(Context& ctx) {
-  return requireFormat(ctx, {OutputFormat::kSimple, OutputFormat::kJson, OutputFormat::kFields});
-}
-
 CommandResult runUserAdd(Context& ctx) {
   const auto& f = ctx.flags();
   if (ctx.args().size() != 1) return badArgs("user add command requires user name as its argument");
   auto plan = planUserAdd(ctx.args()[0], f.getString("new-user-password"), f.getBool("no-password"),
                           f.getBool("interactive"));
   if (!plan) return badArgs(plan.error().message);
-  if (auto r = changeFormats(ctx); !r) return r;
+  if (auto r = requireFormat(ctx, printAuthChange); !r) return r;
 
   etcdserverpb::AuthUserAddRequest req;
   req.set_name(plan->name);
@@ -109,7 +105,7 @@ CommandResult runUserDelete(Context& ctx) {
   if (ctx.args().size() != 1) {
     return badArgs("user delete command requires user name as its argument");
   }
-  if (auto r = changeFormats(ctx); !r) return r;
+  if (auto r = requireFormat(ctx, printAuthChange); !r) return r;
   etcdserverpb::AuthUserDeleteRequest req;
   req.set_name(ctx.args()[0]);
   FLEET_TRY_CLIENT(client, ctx);
@@ -123,10 +119,7 @@ CommandResult runUserGet(Context& ctx) {
   if (ctx.args().size() != 1) return badArgs("user get command requires user name as its argument");
   const bool detail = ctx.flags().getBool("detail");
   // With --detail etcdctl prints the roles through its role printer, which knows "fields".
-  auto formats =
-      detail
-          ? requireFormat(ctx, {OutputFormat::kSimple, OutputFormat::kJson, OutputFormat::kFields})
-          : requireFormat(ctx, {OutputFormat::kSimple, OutputFormat::kJson});
+  auto formats = detail ? requireFormat(ctx, printUserGetDetail) : requireFormat(ctx, printUserGet);
   if (!formats) return formats;
   const std::string& name = ctx.args()[0];
   etcdserverpb::AuthUserGetRequest req;
@@ -147,17 +140,13 @@ CommandResult runUserGet(Context& ctx) {
     if (!r) return commandError(r.error());
     roles.push_back(std::move(*r));
   }
-  ctx.out() << "User: " << name << "\n";
-  for (int i = 0; i < resp->roles_size(); ++i) {
-    ctx.out() << "\n";
-    printRoleGet(ctx.output(), resp->roles(i), roles[static_cast<std::size_t>(i)]);
-  }
+  printUserGetDetail(ctx.output(), name, *resp, roles);
   return {};
 }
 
 CommandResult runUserList(Context& ctx) {
   if (!ctx.args().empty()) return badArgs("user list command requires no arguments");
-  if (auto r = requireFormat(ctx, {OutputFormat::kSimple, OutputFormat::kJson}); !r) return r;
+  if (auto r = requireFormat(ctx, printUserList); !r) return r;
   FLEET_TRY_CLIENT(client, ctx);
   auto resp = client.call<&Auth::Stub::UserList>(etcdserverpb::AuthUserListRequest{},
                                                  {etcd::Retry::kRepeatable});
@@ -170,7 +159,7 @@ CommandResult runUserPasswd(Context& ctx) {
   if (ctx.args().size() != 1) {
     return badArgs("user passwd command requires user name as its argument");
   }
-  if (auto r = changeFormats(ctx); !r) return r;
+  if (auto r = requireFormat(ctx, printAuthChange); !r) return r;
   etcdserverpb::AuthUserChangePasswordRequest req;
   req.set_name(ctx.args()[0]);
   if (ctx.flags().getBool("interactive")) {
@@ -191,7 +180,7 @@ CommandResult runUserGrantRole(Context& ctx) {
   if (ctx.args().size() != 2) {
     return badArgs("user grant command requires user name and role name as its argument");
   }
-  if (auto r = changeFormats(ctx); !r) return r;
+  if (auto r = requireFormat(ctx, printAuthChange); !r) return r;
   etcdserverpb::AuthUserGrantRoleRequest req;
   req.set_user(ctx.args()[0]);
   req.set_role(ctx.args()[1]);
@@ -207,7 +196,7 @@ CommandResult runUserRevokeRole(Context& ctx) {
   if (ctx.args().size() != 2) {
     return badArgs("user revoke-role requires user name and role name as its argument");
   }
-  if (auto r = changeFormats(ctx); !r) return r;
+  if (auto r = requireFormat(ctx, printAuthChange); !r) return r;
   etcdserverpb::AuthUserRevokeRoleRequest req;
   req.set_name(ctx.args()[0]);
   req.set_role(ctx.args()[1]);

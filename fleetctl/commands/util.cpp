@@ -1,6 +1,6 @@
 #include "fleetctl/commands/util.hpp"
 
-#include "fleetctl/output/kv.hpp"
+#include "fleetctl/output/format.hpp"
 
 namespace etcdagent::fleet {
 
@@ -16,10 +16,7 @@ std::string prefixRangeEnd(std::string_view prefix) {
   return std::string(1, '\0');
 }
 
-CommandResult requireFormat(Context& ctx, std::initializer_list<OutputFormat> supported) {
-  for (auto f : supported) {
-    if (f == ctx.global().format) return {};
-  }
+std::unexpected<CommandError> unsupportedFormatError(Context& ctx) {
   return commandError(exitcode::kBadFeature, unsupportedFormat(ctx.global().format));
 }
 

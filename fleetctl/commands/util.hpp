@@ -2,10 +2,12 @@
 
 // Small helpers shared by the command families.
 
+#include <initializer_list>
 #include <string>
 #include <string_view>
 
 #include "fleetctl/cli/command.hpp"
+#include "fleetctl/output/printer.hpp"
 
 namespace etcdagent::fleet {
 
@@ -13,9 +15,17 @@ namespace etcdagent::fleet {
 // with its last byte below 0xff incremented; "\0" (every key) when there is none.
 std::string prefixRangeEnd(std::string_view prefix);
 
-// Fails with etcdctl's "<format> not supported as output format" (exit 4) unless `format` is one
-// the command prints.
-CommandResult requireFormat(Context& ctx, std::initializer_list<OutputFormat> supported);
+// etcdctl's "<format> not supported as output format" (exit 4) for -w's format.
+std::unexpected<CommandError> unsupportedFormatError(Context& ctx);
+
+// Fails as unsupportedFormatError() unless the printer the command prints with has a form for
+// -w's format: the check and the printing come from the same table (output/printer.hpp). Commands
+// call it where etcdctl checks the format: after the argument errors, before anything is sent.
+template <class... Args>
+CommandResult requireFormat(Context& ctx, const Printer<Args...>& printer) {
+  if (printer.supports(ctx.global().format)) return {};
+  return unsupportedFormatError(ctx);
+}
 
 // The client, or the CommandError explaining why there is none.
 // NOLINTBEGIN(bugprone-macro-parentheses): `var` is the name of the variable it declares.

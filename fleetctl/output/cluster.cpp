@@ -86,28 +86,157 @@ std::string paddedHexId(std::uint64_t id) {
   return buf;
 }
 
-void printMemberList(const Output& o, const etcdserverpb::MemberListResponse& r) {
-  switch (o.format) {
-    case OutputFormat::kSimple:
-      for (const auto& row : memberRows(r)) o.out << joinRow(row) << "\n";
-      return;
-    case OutputFormat::kJson: o.out << toGoJson(r) << "\n"; return;
-    case OutputFormat::kTable:
-      printTable(o.out, {"ID", "STATUS", "NAME", "PEER ADDRS", "CLIENT ADDRS", "IS LEARNER"},
-                 memberRows(r));
-      return;
-    case OutputFormat::kFields:
-      printHeaderFields(o.out, r.header());
-      for (const auto& m : r.members()) {
-        o.out << "\"ID\" : " << m.id() << "\n";
-        o.out << "\"Name\" : " << goQuote(m.name()) << "\n";
-        for (const auto& u : m.peerurls()) o.out << "\"PeerURL\" : " << goQuote(u) << "\n";
-        for (const auto& u : m.clienturls()) o.out << "\"ClientURL\" : " << goQuote(u) << "\n";
-        o.out << "\"IsLearner\" : " << goBool(m.islearner()) << "\n\n";
-      }
-      return;
+namespace {
+
+void memberListSimple(const Output& o, const etcdserverpb::MemberListResponse& r) {
+  for (const auto& row : memberRows(r)) o.out << joinRow(row) << "\n";
+}
+
+void memberListTable(const Output& o, const etcdserverpb::MemberListResponse& r) {
+  printTable(o.out, {"ID", "STATUS", "NAME", "PEER ADDRS", "CLIENT ADDRS", "IS LEARNER"},
+             memberRows(r));
+}
+
+void memberListFields(const Output& o, const etcdserverpb::MemberListResponse& r) {
+  printHeaderFields(o.out, r.header());
+  for (const auto& m : r.members()) {
+    o.out << "\"ID\" : " << m.id() << "\n";
+    o.out << "\"Name\" : " << goQuote(m.name()) << "\n";
+    for (const auto& u : m.peerurls()) o.out << "\"PeerURL\" : " << goQuote(u) << "\n";
+    for (const auto& u : m.clienturls()) o.out << "\"ClientURL\" : " << goQuote(u) << "\n";
+    o.out << "\"IsLearner\" : " << goBool(m.islearner()) << "\n\n";
   }
 }
+
+void memberAddSimple(const Output& o, const etcdserverpb::MemberAddResponse& r,
+                     std::string_view newName, std::string_view peerUrls) {
+  o.out << "Member " << paddedHexId(r.member().id()) << " added to cluster "
+        << paddedHexId(r.header().cluster_id()) << "\n";
+  o.out << "\nETCD_NAME=" << goQuote(newName) << "\n";
+  o.out << "ETCD_INITIAL_CLUSTER=" << goQuote(initialClusterAfterAdd(r, newName)) << "\n";
+  o.out << "ETCD_INITIAL_ADVERTISE_PEER_URLS=" << goQuote(peerUrls) << "\n";
+  o.out << "ETCD_INITIAL_CLUSTER_STATE=\"existing\"\n";
+}
+
+// "Member <id> <what> cluster <cid>", and the response in json: remove, update, promote.
+template <class Response, const char* What>
+void memberChangeSimple(const Output& o, std::uint64_t id, const Response& r) {
+  o.out << "Member " << paddedHexId(id) << " " << What << " cluster "
+        << paddedHexId(r.header().cluster_id()) << "\n";
+}
+
+template <class Response>
+void memberChangeJson(const Output& o, std::uint64_t, const Response& r) {
+  o.out << toGoJson(r) << "\n";
+}
+
+constexpr char kRemovedFrom[] = "removed from";
+constexpr char kUpdatedIn[] = "updated in";
+constexpr char kPromotedIn[] = "promoted in";
+
+void healthSimple(const Output& o, const std::vector<EndpointHealth>& list) {
+  // etcdctl 3.4 writes both kinds of line to stderr (3.5 moved the healthy ones to stdout).
+  for (const auto& h : list) {
+    if (h.error.empty()) {
+      o.err << h.endpoint << " is healthy: successfully committed proposal: took = " << h.took
+            << "\n";
+    } else {
+      o.err << h.endpoint << " is unhealthy: failed to commit proposal: " << h.error << "\n";
+    }
+  }
+}
+
+void healthJson(const Output& o, const std::vector<EndpointHealth>& list) {
+  o.out << jsonList(list, [](const EndpointHealth& h) {
+    JsonObject j;
+    j.str("endpoint", h.endpoint).boolean("health", h.health).str("took", h.took);
+    if (!h.error.empty()) j.str("error", h.error);
+    return j.str();
+  }) << "\n";
+}
+
+void healthTable(const Output& o, const std::vector<EndpointHealth>& list) {
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& h : list) rows.push_back({h.endpoint, goBool(h.health), h.took, h.error});
+  printTable(o.out, {"ENDPOINT", "HEALTH", "TOOK", "ERROR"}, rows);
+}
+
+void healthFields(const Output& o, const std::vector<EndpointHealth>& list) {
+  for (const auto& h : list) {
+    o.out << "\"Endpoint\" : " << goQuote(h.endpoint) << "\n";
+    o.out << "\"Health\" : " << goBool(h.health) << "\n";
+    o.out << "\"Took\" : " << h.took << "\n";
+    o.out << "\"Error\" : " << h.error << "\n\n";
+  }
+}
+
+void statusSimple(const Output& o, const std::vector<EndpointStatus>& list) {
+  for (const auto& row : statusRows(list)) o.out << joinRow(row) << "\n";
+}
+
+void statusJson(const Output& o, const std::vector<EndpointStatus>& list) {
+  o.out << jsonList(list, [](const EndpointStatus& e) {
+    return JsonObject().str("Endpoint", e.endpoint).raw("Status", toGoJson(e.status)).str();
+  }) << "\n";
+}
+
+void statusTable(const Output& o, const std::vector<EndpointStatus>& list) {
+  printTable(o.out,
+             {"ENDPOINT", "ID", "VERSION", "DB SIZE", "IS LEADER", "IS LEARNER", "RAFT TERM",
+              "RAFT INDEX", "RAFT APPLIED INDEX", "ERRORS"},
+             statusRows(list));
+}
+
+void statusFields(const Output& o, const std::vector<EndpointStatus>& list) {
+  for (const auto& e : list) {
+    const auto& s = e.status;
+    printHeaderFields(o.out, s.header());
+    o.out << "\"Version\" : " << goQuote(s.version()) << "\n";
+    o.out << "\"DBSize\" : " << s.dbsize() << "\n";
+    o.out << "\"Leader\" : " << s.leader() << "\n";
+    o.out << "\"IsLearner\" : " << goBool(s.islearner()) << "\n";
+    o.out << "\"RaftIndex\" : " << s.raftindex() << "\n";
+    o.out << "\"RaftTerm\" : " << s.raftterm() << "\n";
+    o.out << "\"RaftAppliedIndex\" : " << s.raftappliedindex() << "\n";
+    // Go's %v of a []string: "[a b]".
+    o.out << "\"Errors\" : [" << join(s.errors(), " ") << "]\n";
+    o.out << "\"Endpoint\" : " << goQuote(e.endpoint) << "\n\n";
+  }
+}
+
+void hashSimple(const Output& o, const std::vector<EndpointHashKv>& list) {
+  for (const auto& row : hashRows(list)) o.out << joinRow(row) << "\n";
+}
+
+void hashJson(const Output& o, const std::vector<EndpointHashKv>& list) {
+  o.out << jsonList(list, [](const EndpointHashKv& e) {
+    return JsonObject().str("Endpoint", e.endpoint).raw("HashKV", toGoJson(e.hash)).str();
+  }) << "\n";
+}
+
+void hashTable(const Output& o, const std::vector<EndpointHashKv>& list) {
+  printTable(o.out, {"ENDPOINT", "HASH"}, hashRows(list));
+}
+
+void hashFields(const Output& o, const std::vector<EndpointHashKv>& list) {
+  for (const auto& e : list) {
+    printHeaderFields(o.out, e.hash.header());
+    o.out << "\"Endpoint\" : " << goQuote(e.endpoint) << "\n";
+    o.out << "\"Hash\" : " << e.hash.hash() << "\n\n";
+  }
+}
+
+void moveLeaderSimple(const Output& o, std::uint64_t leader, std::uint64_t target,
+                      const etcdserverpb::MoveLeaderResponse&) {
+  o.out << "Leadership transferred from " << hexId(leader) << " to " << hexId(target) << "\n";
+}
+
+void moveLeaderJson(const Output& o, std::uint64_t, std::uint64_t,
+                    const etcdserverpb::MoveLeaderResponse& r) {
+  o.out << toGoJson(r) << "\n";
+}
+
+}  // namespace
 
 std::string initialClusterAfterAdd(const etcdserverpb::MemberAddResponse& r,
                                    std::string_view newName) {
@@ -122,151 +251,62 @@ std::string initialClusterAfterAdd(const etcdserverpb::MemberAddResponse& r,
   return out;
 }
 
-void printMemberAdd(const Output& o, const etcdserverpb::MemberAddResponse& r,
-                    std::string_view newName, std::string_view peerUrls) {
-  if (o.format == OutputFormat::kJson) {
-    o.out << toGoJson(r) << "\n";
-    return;
-  }
-  o.out << "Member " << paddedHexId(r.member().id()) << " added to cluster "
-        << paddedHexId(r.header().cluster_id()) << "\n";
-  o.out << "\nETCD_NAME=" << goQuote(newName) << "\n";
-  o.out << "ETCD_INITIAL_CLUSTER=" << goQuote(initialClusterAfterAdd(r, newName)) << "\n";
-  o.out << "ETCD_INITIAL_ADVERTISE_PEER_URLS=" << goQuote(peerUrls) << "\n";
-  o.out << "ETCD_INITIAL_CLUSTER_STATE=\"existing\"\n";
-}
+constinit const Printer<const etcdserverpb::MemberListResponse&> printMemberList{{
+    .simple = memberListSimple,
+    .json = printJson<etcdserverpb::MemberListResponse>,
+    .table = memberListTable,
+    .fields = memberListFields,
+}};
 
-void printMemberRemove(const Output& o, std::uint64_t id,
-                       const etcdserverpb::MemberRemoveResponse& r) {
-  if (o.format == OutputFormat::kJson) {
-    o.out << toGoJson(r) << "\n";
-    return;
-  }
-  o.out << "Member " << paddedHexId(id) << " removed from cluster "
-        << paddedHexId(r.header().cluster_id()) << "\n";
-}
+constinit const Printer<const etcdserverpb::MemberAddResponse&, std::string_view, std::string_view>
+    printMemberAdd{{
+        .simple = memberAddSimple,
+        .json = printJson<etcdserverpb::MemberAddResponse, std::string_view, std::string_view>,
+    }};
 
-void printMemberUpdate(const Output& o, std::uint64_t id,
-                       const etcdserverpb::MemberUpdateResponse& r) {
-  if (o.format == OutputFormat::kJson) {
-    o.out << toGoJson(r) << "\n";
-    return;
-  }
-  o.out << "Member " << paddedHexId(id) << " updated in cluster "
-        << paddedHexId(r.header().cluster_id()) << "\n";
-}
+using MemberRemovePrinter = Printer<std::uint64_t, const etcdserverpb::MemberRemoveResponse&>;
+constinit const MemberRemovePrinter printMemberRemove{{
+    .simple = memberChangeSimple<etcdserverpb::MemberRemoveResponse, kRemovedFrom>,
+    .json = memberChangeJson<etcdserverpb::MemberRemoveResponse>,
+}};
 
-void printMemberPromote(const Output& o, std::uint64_t id,
-                        const etcdserverpb::MemberPromoteResponse& r) {
-  if (o.format == OutputFormat::kJson) {
-    o.out << toGoJson(r) << "\n";
-    return;
-  }
-  o.out << "Member " << paddedHexId(id) << " promoted in cluster "
-        << paddedHexId(r.header().cluster_id()) << "\n";
-}
+using MemberUpdatePrinter = Printer<std::uint64_t, const etcdserverpb::MemberUpdateResponse&>;
+constinit const MemberUpdatePrinter printMemberUpdate{{
+    .simple = memberChangeSimple<etcdserverpb::MemberUpdateResponse, kUpdatedIn>,
+    .json = memberChangeJson<etcdserverpb::MemberUpdateResponse>,
+}};
 
-void printEndpointHealth(const Output& o, const std::vector<EndpointHealth>& list) {
-  switch (o.format) {
-    case OutputFormat::kSimple:
-      // etcdctl 3.4 writes both kinds of line to stderr (3.5 moved the healthy ones to stdout).
-      for (const auto& h : list) {
-        if (h.error.empty()) {
-          o.err << h.endpoint << " is healthy: successfully committed proposal: took = " << h.took
-                << "\n";
-        } else {
-          o.err << h.endpoint << " is unhealthy: failed to commit proposal: " << h.error << "\n";
-        }
-      }
-      return;
-    case OutputFormat::kJson:
-      o.out << jsonList(list, [](const EndpointHealth& h) {
-        JsonObject j;
-        j.str("endpoint", h.endpoint).boolean("health", h.health).str("took", h.took);
-        if (!h.error.empty()) j.str("error", h.error);
-        return j.str();
-      }) << "\n";
-      return;
-    case OutputFormat::kTable: {
-      std::vector<std::vector<std::string>> rows;
-      for (const auto& h : list) rows.push_back({h.endpoint, goBool(h.health), h.took, h.error});
-      printTable(o.out, {"ENDPOINT", "HEALTH", "TOOK", "ERROR"}, rows);
-      return;
-    }
-    case OutputFormat::kFields:
-      for (const auto& h : list) {
-        o.out << "\"Endpoint\" : " << goQuote(h.endpoint) << "\n";
-        o.out << "\"Health\" : " << goBool(h.health) << "\n";
-        o.out << "\"Took\" : " << h.took << "\n";
-        o.out << "\"Error\" : " << h.error << "\n\n";
-      }
-      return;
-  }
-}
+constinit const Printer<std::uint64_t, const etcdserverpb::MemberPromoteResponse&>
+    printMemberPromote{{
+        .simple = memberChangeSimple<etcdserverpb::MemberPromoteResponse, kPromotedIn>,
+        .json = memberChangeJson<etcdserverpb::MemberPromoteResponse>,
+    }};
 
-void printEndpointStatus(const Output& o, const std::vector<EndpointStatus>& list) {
-  switch (o.format) {
-    case OutputFormat::kSimple:
-      for (const auto& row : statusRows(list)) o.out << joinRow(row) << "\n";
-      return;
-    case OutputFormat::kJson:
-      o.out << jsonList(list, [](const EndpointStatus& e) {
-        return JsonObject().str("Endpoint", e.endpoint).raw("Status", toGoJson(e.status)).str();
-      }) << "\n";
-      return;
-    case OutputFormat::kTable:
-      printTable(o.out,
-                 {"ENDPOINT", "ID", "VERSION", "DB SIZE", "IS LEADER", "IS LEARNER", "RAFT TERM",
-                  "RAFT INDEX", "RAFT APPLIED INDEX", "ERRORS"},
-                 statusRows(list));
-      return;
-    case OutputFormat::kFields:
-      for (const auto& e : list) {
-        const auto& s = e.status;
-        printHeaderFields(o.out, s.header());
-        o.out << "\"Version\" : " << goQuote(s.version()) << "\n";
-        o.out << "\"DBSize\" : " << s.dbsize() << "\n";
-        o.out << "\"Leader\" : " << s.leader() << "\n";
-        o.out << "\"IsLearner\" : " << goBool(s.islearner()) << "\n";
-        o.out << "\"RaftIndex\" : " << s.raftindex() << "\n";
-        o.out << "\"RaftTerm\" : " << s.raftterm() << "\n";
-        o.out << "\"RaftAppliedIndex\" : " << s.raftappliedindex() << "\n";
-        // Go's %v of a []string: "[a b]".
-        o.out << "\"Errors\" : [" << join(s.errors(), " ") << "]\n";
-        o.out << "\"Endpoint\" : " << goQuote(e.endpoint) << "\n\n";
-      }
-      return;
-  }
-}
+constinit const Printer<const std::vector<EndpointHealth>&> printEndpointHealth{{
+    .simple = healthSimple,
+    .json = healthJson,
+    .table = healthTable,
+    .fields = healthFields,
+}};
 
-void printEndpointHashKv(const Output& o, const std::vector<EndpointHashKv>& list) {
-  switch (o.format) {
-    case OutputFormat::kSimple:
-      for (const auto& row : hashRows(list)) o.out << joinRow(row) << "\n";
-      return;
-    case OutputFormat::kJson:
-      o.out << jsonList(list, [](const EndpointHashKv& e) {
-        return JsonObject().str("Endpoint", e.endpoint).raw("HashKV", toGoJson(e.hash)).str();
-      }) << "\n";
-      return;
-    case OutputFormat::kTable: printTable(o.out, {"ENDPOINT", "HASH"}, hashRows(list)); return;
-    case OutputFormat::kFields:
-      for (const auto& e : list) {
-        printHeaderFields(o.out, e.hash.header());
-        o.out << "\"Endpoint\" : " << goQuote(e.endpoint) << "\n";
-        o.out << "\"Hash\" : " << e.hash.hash() << "\n\n";
-      }
-      return;
-  }
-}
+constinit const Printer<const std::vector<EndpointStatus>&> printEndpointStatus{{
+    .simple = statusSimple,
+    .json = statusJson,
+    .table = statusTable,
+    .fields = statusFields,
+}};
 
-void printMoveLeader(const Output& o, std::uint64_t leader, std::uint64_t target,
-                     const etcdserverpb::MoveLeaderResponse& r) {
-  if (o.format == OutputFormat::kJson) {
-    o.out << toGoJson(r) << "\n";
-    return;
-  }
-  o.out << "Leadership transferred from " << hexId(leader) << " to " << hexId(target) << "\n";
-}
+constinit const Printer<const std::vector<EndpointHashKv>&> printEndpointHashKv{{
+    .simple = hashSimple,
+    .json = hashJson,
+    .table = hashTable,
+    .fields = hashFields,
+}};
+
+constinit const Printer<std::uint64_t, std::uint64_t, const etcdserverpb::MoveLeaderResponse&>
+    printMoveLeader{{
+        .simple = moveLeaderSimple,
+        .json = moveLeaderJson,
+    }};
 
 }  // namespace etcdagent::fleet

@@ -1,8 +1,8 @@
 #pragma once
 
 // Printers of the cluster commands (member ..., endpoint ..., move-leader), as etcdctl 3.4 prints
-// them in each format it supports for them:
-//   member list          simple, json, table, fields
+// them in each format it supports for them (the tables in cluster.cpp):
+//   member list                                            simple, json, table, fields
 //   member add/remove/update/promote, move-leader          simple, json
 //   endpoint health/status/hashkv                          simple, json, table, fields
 
@@ -14,6 +14,7 @@
 #include "common/encoding.hpp"  // hexId: etcdctl's "%x" of an ID
 #include "etcd/etcdserverpb/rpc.pb.h"
 #include "fleetctl/output/format.hpp"
+#include "fleetctl/output/printer.hpp"
 
 namespace etcdagent::fleet {
 
@@ -38,29 +39,28 @@ struct EndpointHashKv {
   etcdserverpb::HashKVResponse hash;
 };
 
-void printMemberList(const Output& o, const etcdserverpb::MemberListResponse& r);
+extern const Printer<const etcdserverpb::MemberListResponse&> printMemberList;
 
 // ETCD_INITIAL_CLUSTER for a member just added: every member's "name=peerURL" in the response's
 // order, the new member (without a name yet) under `newName`.
 std::string initialClusterAfterAdd(const etcdserverpb::MemberAddResponse& r,
                                    std::string_view newName);
-// simple: "Member <id> added to cluster <cid>" and the ETCD_* block to start the new member with;
-// `peerUrls` is the --peer-urls text as given.
-void printMemberAdd(const Output& o, const etcdserverpb::MemberAddResponse& r,
-                    std::string_view newName, std::string_view peerUrls);
-void printMemberRemove(const Output& o, std::uint64_t id,
-                       const etcdserverpb::MemberRemoveResponse& r);
-void printMemberUpdate(const Output& o, std::uint64_t id,
-                       const etcdserverpb::MemberUpdateResponse& r);
-void printMemberPromote(const Output& o, std::uint64_t id,
-                        const etcdserverpb::MemberPromoteResponse& r);
+// printMemberAdd(o, response, newName, peerUrls), simple: "Member <id> added to cluster <cid>"
+// and the ETCD_* block to start the new member with; `peerUrls` is the --peer-urls text as given.
+extern const Printer<const etcdserverpb::MemberAddResponse&, std::string_view, std::string_view>
+    printMemberAdd;
+// printMemberRemove/Update/Promote(o, id, response).
+extern const Printer<std::uint64_t, const etcdserverpb::MemberRemoveResponse&> printMemberRemove;
+extern const Printer<std::uint64_t, const etcdserverpb::MemberUpdateResponse&> printMemberUpdate;
+extern const Printer<std::uint64_t, const etcdserverpb::MemberPromoteResponse&> printMemberPromote;
 
 // simple: one line per endpoint, healthy or not, on stderr (as etcdctl 3.4 does).
-void printEndpointHealth(const Output& o, const std::vector<EndpointHealth>& list);
-void printEndpointStatus(const Output& o, const std::vector<EndpointStatus>& list);
-void printEndpointHashKv(const Output& o, const std::vector<EndpointHashKv>& list);
+extern const Printer<const std::vector<EndpointHealth>&> printEndpointHealth;
+extern const Printer<const std::vector<EndpointStatus>&> printEndpointStatus;
+extern const Printer<const std::vector<EndpointHashKv>&> printEndpointHashKv;
 
-void printMoveLeader(const Output& o, std::uint64_t leader, std::uint64_t target,
-                     const etcdserverpb::MoveLeaderResponse& r);
+// printMoveLeader(o, leader, target, response).
+extern const Printer<std::uint64_t, std::uint64_t, const etcdserverpb::MoveLeaderResponse&>
+    printMoveLeader;
 
 }  // namespace etcdagent::fleet

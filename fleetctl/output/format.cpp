@@ -26,17 +26,8 @@ std::string_view formatName(OutputFormat f) {
   return "simple";
 }
 
-std::string humanizeBytes(std::uint64_t bytes) {
-  if (bytes < 10) return std::to_string(bytes) + " B";
-  static const char* const kSizes[] = {"B", "kB", "MB", "GB", "TB", "PB", "EB"};
-  // The same float arithmetic as go-humanize (logn, floor, pow), so values round identically.
-  const double s = static_cast<double>(bytes);
-  const double e = std::floor(std::log(s) / std::log(1000.0));
-  const double val = std::floor(s / std::pow(1000.0, e) * 10 + 0.5) / 10;
-  char buf[64];
-  std::snprintf(buf, sizeof buf, val < 10 ? "%.1f %s" : "%.0f %s", val,
-                kSizes[static_cast<int>(e)]);
-  return buf;
+std::string unsupportedFormat(OutputFormat f) {
+  return std::string(formatName(f)) + " not supported as output format";
 }
 
 std::string Output::bytes(std::string_view b) const {

@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 
+#include "common/encoding.hpp"  // humanizeBytes, for the printers
 #include "common/error.hpp"
 
 namespace etcdagent::fleet {
@@ -15,10 +16,9 @@ enum class OutputFormat { kSimple, kJson, kTable, kFields };
 
 Result<OutputFormat> parseOutputFormat(std::string_view name);
 
-// Go's humanize.Bytes, as etcdctl prints sizes: SI units (base 1000), "%.1f" below 10 and "%.0f"
-// above: 20480 -> "20 kB", 2123456 -> "2.1 MB".
-std::string humanizeBytes(std::uint64_t bytes);
 std::string_view formatName(OutputFormat f);
+// "table not supported as output format" and friends, as etcdctl words it.
+std::string unsupportedFormat(OutputFormat f);
 
 // Where a command prints, and how.
 struct Output {

@@ -10,12 +10,22 @@
 
 #include <google/protobuf/message.h>
 
+#include <ostream>
 #include <string>
 #include <string_view>
+
+#include "fleetctl/output/format.hpp"
 
 namespace etcdagent::fleet {
 
 std::string toGoJson(const google::protobuf::Message& message);
+
+// The json form of a printer whose first argument is the response etcdctl prints with printJSON:
+// that message, then a newline. `Rest` are the printer's other arguments, unused here.
+template <class Message, class... Rest>
+void printJson(const Output& o, const Message& m, Rest...) {
+  o.out << toGoJson(m) << "\n";
+}
 
 // "response_range" -> "ResponseRange", as protoc-gen-go names Go fields.
 std::string goCamelCase(std::string_view protoName);

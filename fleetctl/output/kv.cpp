@@ -5,10 +5,6 @@
 
 namespace etcdagent::fleet {
 
-std::string unsupportedFormat(OutputFormat f) {
-  return std::string(formatName(f)) + " not supported as output format";
-}
-
 void printKvSimple(const Output& o, const mvccpb::KeyValue& kv, bool valueOnly) {
   if (!valueOnly) o.out << o.bytes(kv.key()) << "\n";
   o.out << o.bytes(kv.value()) << "\n";
@@ -30,51 +26,58 @@ void printHeaderFields(std::ostream& out, const etcdserverpb::ResponseHeader& h)
   out << "\"RaftTerm\" : " << h.raft_term() << "\n";
 }
 
-void printGet(const Output& o, const etcdserverpb::RangeResponse& r, bool valueOnly) {
-  switch (o.format) {
-    case OutputFormat::kSimple:
-      for (const auto& kv : r.kvs()) printKvSimple(o, kv, valueOnly);
-      return;
-    case OutputFormat::kJson: o.out << toGoJson(r) << "\n"; return;
-    case OutputFormat::kFields:
-      printHeaderFields(o.out, r.header());
-      for (const auto& kv : r.kvs()) printKvFields(o.out, kv);
-      o.out << "\"More\" : " << (r.more() ? "true" : "false") << "\n";
-      o.out << "\"Count\" : " << r.count() << "\n";
-      return;
-    case OutputFormat::kTable: break;
-  }
+namespace {
+
+void getSimple(const Output& o, const etcdserverpb::RangeResponse& r, bool valueOnly) {
+  for (const auto& kv : r.kvs()) printKvSimple(o, kv, valueOnly);
 }
 
-void printPut(const Output& o, const etcdserverpb::PutResponse& r) {
-  switch (o.format) {
-    case OutputFormat::kSimple:
-      o.out << "OK\n";
-      if (r.has_prev_kv()) printKvSimple(o, r.prev_kv());
-      return;
-    case OutputFormat::kJson: o.out << toGoJson(r) << "\n"; return;
-    case OutputFormat::kFields:
-      printHeaderFields(o.out, r.header());
-      if (r.has_prev_kv()) printKvFields(o.out, r.prev_kv(), "Prev");
-      return;
-    case OutputFormat::kTable: break;
-  }
+void getFields(const Output& o, const etcdserverpb::RangeResponse& r, bool) {
+  printHeaderFields(o.out, r.header());
+  for (const auto& kv : r.kvs()) printKvFields(o.out, kv);
+  o.out << "\"More\" : " << (r.more() ? "true" : "false") << "\n";
+  o.out << "\"Count\" : " << r.count() << "\n";
 }
 
-void printDel(const Output& o, const etcdserverpb::DeleteRangeResponse& r) {
-  switch (o.format) {
-    case OutputFormat::kSimple:
-      o.out << r.deleted() << "\n";
-      for (const auto& kv : r.prev_kvs()) printKvSimple(o, kv);
-      return;
-    case OutputFormat::kJson: o.out << toGoJson(r) << "\n"; return;
-    case OutputFormat::kFields:
-      printHeaderFields(o.out, r.header());
-      o.out << "\"Deleted\" : " << r.deleted() << "\n";
-      for (const auto& kv : r.prev_kvs()) printKvFields(o.out, kv, "Prev");
-      return;
-    case OutputFormat::kTable: break;
-  }
+void putSimple(const Output& o, const etcdserverpb::PutResponse& r) {
+  o.out << "OK\n";
+  if (r.has_prev_kv()) printKvSimple(o, r.prev_kv());
 }
+
+void putFields(const Output& o, const etcdserverpb::PutResponse& r) {
+  printHeaderFields(o.out, r.header());
+  if (r.has_prev_kv()) printKvFields(o.out, r.prev_kv(), "Prev");
+}
+
+void delSimple(const Output& o, const etcdserverpb::DeleteRangeResponse& r) {
+  o.out << r.deleted() << "\n";
+  for (const auto& kv : r.prev_kvs()) printKvSimple(o, kv);
+}
+
+void delFields(const Output& o, const etcdserverpb::DeleteRangeResponse& r) {
+  printHeaderFields(o.out, r.header());
+  o.out << "\"Deleted\" : " << r.deleted() << "\n";
+  for (const auto& kv : r.prev_kvs()) printKvFields(o.out, kv, "Prev");
+}
+
+}  // namespace
+
+constinit const Printer<const etcdserverpb::RangeResponse&, bool> printGet{{
+    .simple = getSimple,
+    .json = printJson<etcdserverpb::RangeResponse, bool>,
+    .fields = getFields,
+}};
+
+constinit const Printer<const etcdserverpb::PutResponse&> printPut{{
+    .simple = putSimple,
+    .json = printJson<etcdserverpb::PutResponse>,
+    .fields = putFields,
+}};
+
+constinit const Printer<const etcdserverpb::DeleteRangeResponse&> printDel{{
+    .simple = delSimple,
+    .json = printJson<etcdserverpb::DeleteRangeResponse>,
+    .fields = delFields,
+}};
 
 }  // namespace etcdagent::fleet

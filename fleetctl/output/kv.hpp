@@ -6,6 +6,7 @@
 
 #include "etcd/etcdserverpb/rpc.pb.h"
 #include "fleetctl/output/format.hpp"
+#include "fleetctl/output/printer.hpp"
 
 namespace etcdagent::fleet {
 
@@ -16,12 +17,10 @@ void printKvFields(std::ostream& out, const mvccpb::KeyValue& kv, std::string_vi
 // fields: ClusterID, MemberID, Revision, RaftTerm.
 void printHeaderFields(std::ostream& out, const etcdserverpb::ResponseHeader& h);
 
-// The printers of the KV commands, in every format.
-void printGet(const Output& o, const etcdserverpb::RangeResponse& r, bool valueOnly);
-void printPut(const Output& o, const etcdserverpb::PutResponse& r);
-void printDel(const Output& o, const etcdserverpb::DeleteRangeResponse& r);
-
-// "table not supported as output format" and friends, as etcdctl words it.
-std::string unsupportedFormat(OutputFormat f);
+// The printers of the KV commands (simple, json, fields: etcdctl has no table for them).
+// printGet(o, response, valueOnly) also prints what lock and elect hold.
+extern const Printer<const etcdserverpb::RangeResponse&, bool> printGet;
+extern const Printer<const etcdserverpb::PutResponse&> printPut;
+extern const Printer<const etcdserverpb::DeleteRangeResponse&> printDel;
 
 }  // namespace etcdagent::fleet

@@ -76,19 +76,6 @@ Result<std::int64_t> parseLeaseTtlArg(std::string_view text) {
   return ttl;
 }
 
-std::string leaseIdHex(std::int64_t id) {
-  // Go pads to the width with zeros after the sign: the sign takes one of the 16 columns.
-  const bool negative = id < 0;
-  const std::uint64_t magnitude =
-      negative ? ~static_cast<std::uint64_t>(id) + 1 : static_cast<std::uint64_t>(id);
-  char digits[17];
-  std::snprintf(digits, sizeof digits, "%llx", static_cast<unsigned long long>(magnitude));
-  std::string body(digits);
-  const std::size_t width = negative ? 15 : 16;
-  if (body.size() < width) body.insert(0, width - body.size(), '0');
-  return negative ? "-" + body : body;
-}
-
 std::string goStringList(const google::protobuf::RepeatedPtrField<std::string>& items) {
   std::string out = "[";
   for (int i = 0; i < items.size(); ++i) {
@@ -98,131 +85,159 @@ std::string goStringList(const google::protobuf::RepeatedPtrField<std::string>& 
   return out + "]";
 }
 
-void printLeaseGrant(const Output& o, const etcdserverpb::LeaseGrantResponse& r) {
-  switch (o.format) {
-    case OutputFormat::kSimple:
-      o.out << "lease " << leaseIdHex(r.id()) << " granted with TTL(" << r.ttl() << "s)\n";
-      return;
-    case OutputFormat::kJson: {
-      JsonObject j;
-      headerJson(j, r.header());
-      // clientv3.LeaseGrantResponse has an `Error string` without omitempty.
-      j.num("ID", r.id()).num("TTL", r.ttl()).str("Error", r.error());
-      o.out << j.str() << "\n";
-      return;
-    }
-    case OutputFormat::kFields:
-      printHeaderFields(o.out, r.header());
-      o.out << "\"ID\" : " << r.id() << "\n";
-      o.out << "\"TTL\" : " << r.ttl() << "\n";
-      return;
-    case OutputFormat::kTable: break;
-  }
+namespace {
+
+void grantSimple(const Output& o, const etcdserverpb::LeaseGrantResponse& r) {
+  o.out << "lease " << leaseIdHex(r.id()) << " granted with TTL(" << r.ttl() << "s)\n";
 }
 
-void printLeaseRevoke(const Output& o, std::int64_t id,
-                      const etcdserverpb::LeaseRevokeResponse& r) {
-  switch (o.format) {
-    case OutputFormat::kSimple: o.out << "lease " << leaseIdHex(id) << " revoked\n"; return;
-    case OutputFormat::kJson: o.out << toGoJson(r) << "\n"; return;
-    case OutputFormat::kFields: printHeaderFields(o.out, r.header()); return;
-    case OutputFormat::kTable: break;
-  }
+void grantJson(const Output& o, const etcdserverpb::LeaseGrantResponse& r) {
+  JsonObject j;
+  headerJson(j, r.header());
+  // clientv3.LeaseGrantResponse has an `Error string` without omitempty.
+  j.num("ID", r.id()).num("TTL", r.ttl()).str("Error", r.error());
+  o.out << j.str() << "\n";
 }
 
-void printLeaseKeepAlive(const Output& o, const etcdserverpb::LeaseKeepAliveResponse& r) {
-  switch (o.format) {
-    case OutputFormat::kSimple:
-      o.out << "lease " << leaseIdHex(r.id()) << " keepalived with TTL(" << r.ttl() << ")\n";
-      return;
-    case OutputFormat::kJson: {
-      JsonObject j;
-      headerJson(j, r.header());
-      j.num("ID", r.id()).num("TTL", r.ttl());
-      o.out << j.str() << "\n";
-      return;
-    }
-    case OutputFormat::kFields:
-      printHeaderFields(o.out, r.header());
-      o.out << "\"ID\" : " << r.id() << "\n";
-      o.out << "\"TTL\" : " << r.ttl() << "\n";
-      return;
-    case OutputFormat::kTable: break;
-  }
+void grantFields(const Output& o, const etcdserverpb::LeaseGrantResponse& r) {
+  printHeaderFields(o.out, r.header());
+  o.out << "\"ID\" : " << r.id() << "\n";
+  o.out << "\"TTL\" : " << r.ttl() << "\n";
 }
 
-void printLeaseTimeToLive(const Output& o, const etcdserverpb::LeaseTimeToLiveResponse& r,
-                          bool keys) {
-  switch (o.format) {
-    case OutputFormat::kSimple: {
-      if (r.grantedttl() == 0 && r.ttl() == -1) {
-        o.out << "lease " << leaseIdHex(r.id()) << " already expired\n";
-        return;
-      }
-      o.out << "lease " << leaseIdHex(r.id()) << " granted with TTL(" << r.grantedttl()
-            << "s), remaining(" << r.ttl() << "s)";
-      // Keys are printed raw, even with --hex (etcdctl converts them with string()).
-      if (keys) o.out << ", attached keys(" << goStringList(r.keys()) << ")";
-      o.out << "\n";
-      return;
-    }
-    case OutputFormat::kJson: {
-      JsonObject j;
-      headerJson(j, r.header());
-      j.num("id", r.id()).num("ttl", r.ttl()).num("granted-ttl", r.grantedttl());
-      if (r.keys().empty()) {
-        j.raw("keys", "null");  // a nil [][]byte
-      } else {
-        std::string list = "[";
-        for (int i = 0; i < r.keys_size(); ++i) {
-          if (i > 0) list += ",";
-          list += "\"" + base64Encode(r.keys(i)) + "\"";
-        }
-        j.raw("keys", list + "]");
-      }
-      o.out << j.str() << "\n";
-      return;
-    }
-    case OutputFormat::kFields:
-      printHeaderFields(o.out, r.header());
-      o.out << "\"ID\" : " << r.id() << "\n";
-      o.out << "\"TTL\" : " << r.ttl() << "\n";
-      o.out << "\"GrantedTTL\" : " << r.grantedttl() << "\n";
-      for (const auto& k : r.keys()) o.out << "\"Key\" : " << goQuote(k) << "\n";
-      return;
-    case OutputFormat::kTable: break;
-  }
+void revokeSimple(const Output& o, std::int64_t id, const etcdserverpb::LeaseRevokeResponse&) {
+  o.out << "lease " << leaseIdHex(id) << " revoked\n";
 }
 
-void printLeaseList(const Output& o, const etcdserverpb::LeaseLeasesResponse& r) {
-  switch (o.format) {
-    case OutputFormat::kSimple:
-      o.out << "found " << r.leases_size() << " leases\n";
-      for (const auto& l : r.leases()) o.out << leaseIdHex(l.id()) << "\n";
-      return;
-    case OutputFormat::kJson: {
-      JsonObject j;
-      headerJson(j, r.header());
-      // clientv3 makes the slice with make(): an empty list is [], never null.
-      std::string list = "[";
-      for (int i = 0; i < r.leases_size(); ++i) {
-        if (i > 0) list += ",";
-        list += JsonObject().num("id", r.leases(i).id()).str();
-      }
-      j.raw("leases", list + "]");
-      o.out << j.str() << "\n";
-      return;
-    }
-    case OutputFormat::kFields:
-      printHeaderFields(o.out, r.header());
-      for (const auto& l : r.leases()) o.out << "\"ID\" : " << l.id() << "\n";
-      return;
-    case OutputFormat::kTable: break;
-  }
+void revokeJson(const Output& o, std::int64_t, const etcdserverpb::LeaseRevokeResponse& r) {
+  o.out << toGoJson(r) << "\n";
 }
 
-std::string leaseExpiredLine(std::int64_t id) {
-  return "lease " + leaseIdHex(id) + " expired or revoked.\n";
+void revokeFields(const Output& o, std::int64_t, const etcdserverpb::LeaseRevokeResponse& r) {
+  printHeaderFields(o.out, r.header());
 }
+
+void keepAliveSimple(const Output& o, const etcdserverpb::LeaseKeepAliveResponse& r) {
+  o.out << "lease " << leaseIdHex(r.id()) << " keepalived with TTL(" << r.ttl() << ")\n";
+}
+
+void keepAliveJson(const Output& o, const etcdserverpb::LeaseKeepAliveResponse& r) {
+  JsonObject j;
+  headerJson(j, r.header());
+  j.num("ID", r.id()).num("TTL", r.ttl());
+  o.out << j.str() << "\n";
+}
+
+void keepAliveFields(const Output& o, const etcdserverpb::LeaseKeepAliveResponse& r) {
+  printHeaderFields(o.out, r.header());
+  o.out << "\"ID\" : " << r.id() << "\n";
+  o.out << "\"TTL\" : " << r.ttl() << "\n";
+}
+
+void timeToLiveSimple(const Output& o, const etcdserverpb::LeaseTimeToLiveResponse& r, bool keys) {
+  if (r.grantedttl() == 0 && r.ttl() == -1) {
+    o.out << "lease " << leaseIdHex(r.id()) << " already expired\n";
+    return;
+  }
+  o.out << "lease " << leaseIdHex(r.id()) << " granted with TTL(" << r.grantedttl()
+        << "s), remaining(" << r.ttl() << "s)";
+  // Keys are printed raw, even with --hex (etcdctl converts them with string()).
+  if (keys) o.out << ", attached keys(" << goStringList(r.keys()) << ")";
+  o.out << "\n";
+}
+
+void timeToLiveJson(const Output& o, const etcdserverpb::LeaseTimeToLiveResponse& r, bool) {
+  JsonObject j;
+  headerJson(j, r.header());
+  j.num("id", r.id()).num("ttl", r.ttl()).num("granted-ttl", r.grantedttl());
+  if (r.keys().empty()) {
+    j.raw("keys", "null");  // a nil [][]byte
+  } else {
+    std::string list = "[";
+    for (int i = 0; i < r.keys_size(); ++i) {
+      if (i > 0) list += ",";
+      list += "\"" + base64Encode(r.keys(i)) + "\"";
+    }
+    j.raw("keys", list + "]");
+  }
+  o.out << j.str() << "\n";
+}
+
+void timeToLiveFields(const Output& o, const etcdserverpb::LeaseTimeToLiveResponse& r, bool) {
+  printHeaderFields(o.out, r.header());
+  o.out << "\"ID\" : " << r.id() << "\n";
+  o.out << "\"TTL\" : " << r.ttl() << "\n";
+  o.out << "\"GrantedTTL\" : " << r.grantedttl() << "\n";
+  for (const auto& k : r.keys()) o.out << "\"Key\" : " << goQuote(k) << "\n";
+}
+
+void listSimple(const Output& o, const etcdserverpb::LeaseLeasesResponse& r) {
+  o.out << "found " << r.leases_size() << " leases\n";
+  for (const auto& l : r.leases()) o.out << leaseIdHex(l.id()) << "\n";
+}
+
+void listJson(const Output& o, const etcdserverpb::LeaseLeasesResponse& r) {
+  JsonObject j;
+  headerJson(j, r.header());
+  // clientv3 makes the slice with make(): an empty list is [], never null.
+  std::string list = "[";
+  for (int i = 0; i < r.leases_size(); ++i) {
+    if (i > 0) list += ",";
+    list += JsonObject().num("id", r.leases(i).id()).str();
+  }
+  j.raw("leases", list + "]");
+  o.out << j.str() << "\n";
+}
+
+void listFields(const Output& o, const etcdserverpb::LeaseLeasesResponse& r) {
+  printHeaderFields(o.out, r.header());
+  for (const auto& l : r.leases()) o.out << "\"ID\" : " << l.id() << "\n";
+}
+
+}  // namespace
+
+constinit const Printer<const etcdserverpb::LeaseGrantResponse&> printLeaseGrant{{
+    .simple = grantSimple,
+    .json = grantJson,
+    .fields = grantFields,
+}};
+
+constinit const Printer<std::int64_t, const etcdserverpb::LeaseRevokeResponse&> printLeaseRevoke{{
+    .simple = revokeSimple,
+    .json = revokeJson,
+    .fields = revokeFields,
+}};
+
+constinit const Printer<const etcdserverpb::LeaseKeepAliveResponse&> printLeaseKeepAlive{{
+    .simple = keepAliveSimple,
+    .json = keepAliveJson,
+    .fields = keepAliveFields,
+}};
+
+constinit const Printer<const etcdserverpb::LeaseTimeToLiveResponse&, bool> printLeaseTimeToLive{{
+    .simple = timeToLiveSimple,
+    .json = timeToLiveJson,
+    .fields = timeToLiveFields,
+}};
+
+constinit const Printer<const etcdserverpb::LeaseLeasesResponse&> printLeaseList{{
+    .simple = listSimple,
+    .json = listJson,
+    .fields = listFields,
+}};
+
+namespace {
+
+void expiredSimple(const Output& o, std::int64_t id) {
+  o.out << "lease " << leaseIdHex(id) << " expired or revoked.\n";
+}
+
+}  // namespace
+
+constinit const Printer<std::int64_t> printLeaseExpired{{
+    .simple = expiredSimple,
+    .json = printNothing<std::int64_t>,
+    .fields = printNothing<std::int64_t>,
+}};
 
 }  // namespace etcdagent::fleet

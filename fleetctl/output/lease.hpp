@@ -14,9 +14,11 @@
 #include <string>
 #include <string_view>
 
+#include "common/encoding.hpp"  // leaseIdHex: etcdctl's "%016x" of a lease ID
 #include "common/error.hpp"
 #include "etcd/etcdserverpb/rpc.pb.h"
 #include "fleetctl/output/format.hpp"
+#include "fleetctl/output/printer.hpp"
 
 namespace etcdagent::fleet {
 
@@ -31,21 +33,20 @@ Result<std::int64_t> parseLeaseIdArg(std::string_view text);
 // `lease grant`'s TTL argument (decimal). Error: `bad TTL (strconv.ParseInt: ...)`.
 Result<std::int64_t> parseLeaseTtlArg(std::string_view text);
 
-// Go's fmt "%016x" of an int64.
-std::string leaseIdHex(std::int64_t id);
-
 // Go's fmt "%v" of a []string: "[a b c]".
 std::string goStringList(const google::protobuf::RepeatedPtrField<std::string>& items);
 
-// The printers (simple, json, fields; callers reject table beforehand).
-void printLeaseGrant(const Output& o, const etcdserverpb::LeaseGrantResponse& r);
-void printLeaseRevoke(const Output& o, std::int64_t id, const etcdserverpb::LeaseRevokeResponse& r);
-void printLeaseKeepAlive(const Output& o, const etcdserverpb::LeaseKeepAliveResponse& r);
-void printLeaseTimeToLive(const Output& o, const etcdserverpb::LeaseTimeToLiveResponse& r,
-                          bool keys);
-void printLeaseList(const Output& o, const etcdserverpb::LeaseLeasesResponse& r);
+// The printers: simple, json and fields (etcdctl has no table for leases).
+extern const Printer<const etcdserverpb::LeaseGrantResponse&> printLeaseGrant;
+// printLeaseRevoke(o, id, response): the response does not name the lease.
+extern const Printer<std::int64_t, const etcdserverpb::LeaseRevokeResponse&> printLeaseRevoke;
+extern const Printer<const etcdserverpb::LeaseKeepAliveResponse&> printLeaseKeepAlive;
+// printLeaseTimeToLive(o, response, keys): `keys` is --keys.
+extern const Printer<const etcdserverpb::LeaseTimeToLiveResponse&, bool> printLeaseTimeToLive;
+extern const Printer<const etcdserverpb::LeaseLeasesResponse&> printLeaseList;
 
-// What `lease keep-alive` prints (simple output only) when the lease is gone.
-std::string leaseExpiredLine(std::int64_t id);
+// What `lease keep-alive` prints when the lease is gone: "lease <id> expired or revoked." in
+// simple output, nothing in json and fields (etcdctl prints it only with its simple printer).
+extern const Printer<std::int64_t> printLeaseExpired;
 
 }  // namespace etcdagent::fleet

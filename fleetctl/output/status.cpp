@@ -64,4 +64,22 @@ std::string renderStatusJson(const std::string& cluster_token, const std::vector
   return top.str() + "\n";
 }
 
+namespace {
+
+void statusTable(const Output& o, std::string_view, const std::vector<StatusRow>& rows) {
+  o.out << renderStatusTable(rows);
+}
+
+void statusJson(const Output& o, std::string_view token, const std::vector<StatusRow>& rows) {
+  o.out << renderStatusJson(std::string(token), rows);
+}
+
+}  // namespace
+
+constinit const Printer<std::string_view, const std::vector<StatusRow>&> printFleetStatus{{
+    .simple = statusTable,
+    .json = statusJson,
+    .table = statusTable,
+}};
+
 }  // namespace etcdagent::fleet

@@ -5,16 +5,10 @@
 
 namespace etcdagent::fleet {
 
-void printTxn(const Output& o, const etcdserverpb::TxnResponse& r) {
-  switch (o.format) {
-    case OutputFormat::kSimple: o.out << (r.succeeded() ? "SUCCESS" : "FAILURE") << "\n"; break;
-    case OutputFormat::kJson: o.out << toGoJson(r) << "\n"; return;
-    case OutputFormat::kFields:
-      printHeaderFields(o.out, r.header());
-      o.out << "\"Succeeded\" : " << (r.succeeded() ? "true" : "false") << "\n";
-      break;
-    case OutputFormat::kTable: return;
-  }
+namespace {
+
+// Each response of the txn as get/put/del print it (in o.format: simple or fields).
+void printResponses(const Output& o, const etcdserverpb::TxnResponse& r) {
   for (const auto& op : r.responses()) {
     if (o.format == OutputFormat::kSimple) o.out << "\n";
     switch (op.response_case()) {
@@ -34,6 +28,25 @@ void printTxn(const Output& o, const etcdserverpb::TxnResponse& r) {
     }
   }
 }
+
+void txnSimple(const Output& o, const etcdserverpb::TxnResponse& r) {
+  o.out << (r.succeeded() ? "SUCCESS" : "FAILURE") << "\n";
+  printResponses(o, r);
+}
+
+void txnFields(const Output& o, const etcdserverpb::TxnResponse& r) {
+  printHeaderFields(o.out, r.header());
+  o.out << "\"Succeeded\" : " << (r.succeeded() ? "true" : "false") << "\n";
+  printResponses(o, r);
+}
+
+}  // namespace
+
+constinit const Printer<const etcdserverpb::TxnResponse&> printTxn{{
+    .simple = txnSimple,
+    .json = printJson<etcdserverpb::TxnResponse>,
+    .fields = txnFields,
+}};
 
 void printCompaction(const Output& o, std::int64_t revision) {
   o.out << "compacted revision " << revision << "\n";

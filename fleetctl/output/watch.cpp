@@ -23,27 +23,36 @@ std::string watchResponseJson(const etcdserverpb::WatchResponse& r) {
       .str();
 }
 
-void printWatchResponse(const Output& o, const etcdserverpb::WatchResponse& r) {
-  switch (o.format) {
-    case OutputFormat::kSimple:
-      for (const auto& e : r.events()) {
-        o.out << mvccpb::Event_EventType_Name(e.type()) << "\n";
-        if (e.has_prev_kv()) printKvSimple(o, e.prev_kv());
-        printKvSimple(o, e.kv());
-      }
-      return;
-    case OutputFormat::kJson: o.out << watchResponseJson(r) << "\n"; return;
-    case OutputFormat::kFields:
-      printHeaderFields(o.out, r.header());
-      for (const auto& e : r.events()) {
-        o.out << "\"Type\" : " << mvccpb::Event_EventType_Name(e.type()) << "\n";
-        if (e.has_prev_kv()) printKvFields(o.out, e.prev_kv(), "Prev");
-        printKvFields(o.out, e.kv());
-      }
-      return;
-    case OutputFormat::kTable: return;
+namespace {
+
+void watchSimple(const Output& o, const etcdserverpb::WatchResponse& r) {
+  for (const auto& e : r.events()) {
+    o.out << mvccpb::Event_EventType_Name(e.type()) << "\n";
+    if (e.has_prev_kv()) printKvSimple(o, e.prev_kv());
+    printKvSimple(o, e.kv());
   }
 }
+
+void watchJson(const Output& o, const etcdserverpb::WatchResponse& r) {
+  o.out << watchResponseJson(r) << "\n";
+}
+
+void watchFields(const Output& o, const etcdserverpb::WatchResponse& r) {
+  printHeaderFields(o.out, r.header());
+  for (const auto& e : r.events()) {
+    o.out << "\"Type\" : " << mvccpb::Event_EventType_Name(e.type()) << "\n";
+    if (e.has_prev_kv()) printKvFields(o.out, e.prev_kv(), "Prev");
+    printKvFields(o.out, e.kv());
+  }
+}
+
+}  // namespace
+
+constinit const Printer<const etcdserverpb::WatchResponse&> printWatchResponse{{
+    .simple = watchSimple,
+    .json = watchJson,
+    .fields = watchFields,
+}};
 
 bool isProgressNotify(const etcdserverpb::WatchResponse& r) {
   return r.events_size() == 0 && !r.canceled() && !r.created() && r.compact_revision() == 0 &&

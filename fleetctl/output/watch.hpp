@@ -12,14 +12,15 @@
 
 #include "etcd/etcdserverpb/rpc.pb.h"
 #include "fleetctl/output/format.hpp"
+#include "fleetctl/output/printer.hpp"
 
 namespace etcdagent::fleet {
 
 // clientv3.WatchResponse encoded by Go's encoding/json.
 std::string watchResponseJson(const etcdserverpb::WatchResponse& r);
 
-// display.Watch(resp) in the given format (table is not supported and prints nothing).
-void printWatchResponse(const Output& o, const etcdserverpb::WatchResponse& r);
+// display.Watch(resp): simple, json and fields (etcdctl has no table for it).
+extern const Printer<const etcdserverpb::WatchResponse&> printWatchResponse;
 
 // clientv3's WatchResponse.IsProgressNotify(): an empty notification carrying only a revision.
 bool isProgressNotify(const etcdserverpb::WatchResponse& r);

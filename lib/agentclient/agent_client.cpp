@@ -10,27 +10,6 @@
 
 namespace etcdagent {
 
-std::string memberPhaseName(v1::MemberPhase phase) {
-  switch (phase) {
-    case v1::MEMBER_PHASE_WAITING: return "waiting";
-    case v1::MEMBER_PHASE_STARTING: return "starting";
-    case v1::MEMBER_PHASE_RUNNING: return "running";
-    case v1::MEMBER_PHASE_LEARNER: return "learner";
-    case v1::MEMBER_PHASE_STOPPED: return "stopped";
-    case v1::MEMBER_PHASE_CRASH_LOOPING: return "crash-looping";
-    case v1::MEMBER_PHASE_REMOVED: return "removed";
-    default: return "unknown";
-  }
-}
-
-std::string agentAddress(const std::string& host, int default_port) {
-  // A bare IPv6 address has colons too: only [v6]:port or name:port count as having a port.
-  bool has_port = host.starts_with('[')
-                      ? host.find("]:") != std::string::npos
-                      : host.find(':') != std::string::npos && host.find(':') == host.rfind(':');
-  return has_port ? host : host + ":" + std::to_string(default_port);
-}
-
 namespace {
 
 // An agent call that failed, in the operator's terms: `prefix` names the agent and the call,
@@ -150,8 +129,8 @@ Result<v1::NewDiscoveryTokenResponse> AgentClient::newDiscoveryToken(unsigned si
 
 Result<v1::UploadSnapshotResponse> AgentClient::uploadSnapshot(
     const std::string& file, const std::string& cluster_token, std::uint64_t size,
-    const std::string& sha256_hex, const std::function<void(std::uint64_t)>& progress,
-    Duration timeout) const {
+    const std::string& sha256_hex, const std::function<void(std::uint64_t)>& progress) const {
+  constexpr Duration timeout = std::chrono::minutes(30);
   const std::string prefix = "agent " + address_ + ": upload snapshot: ";
   std::ifstream in(file, std::ios::binary);
   if (!in) return fail(Errc::kIo, "cannot open " + file);
@@ -195,6 +174,13 @@ Result<v1::UploadSnapshotResponse> AgentClient::uploadSnapshot(
                                                s.error_message() + "); upgrade it");
   }
   return fail(callError(s, prefix, "not done within " + formatDuration(timeout)));
+}
+
+Result<std::unique_ptr<fleet::AgentApi>> GrpcAgentDialer::dial(const std::string& address,
+                                                               Duration timeout) const {
+  auto client = AgentClient::connect(address, timeout);
+  if (!client) return fail(client.error());
+  return std::make_unique<AgentClient>(std::move(*client));
 }
 
 }  // namespace etcdagent

@@ -1,8 +1,10 @@
 #include "common/encoding.hpp"
 
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 
 namespace etcdagent {
 namespace {
@@ -52,6 +54,53 @@ std::size_t utf8Length(std::string_view s, std::size_t i, std::uint32_t* cp) {
   }
   *cp = c;
   return n;
+}
+
+// net/url's shouldEscape(c, encodeHost) is false: what a host may hold unescaped.
+bool allowedInHost(char c) {
+  static constexpr std::string_view kAllowed = "!$&'()*+,;=:[]<>\"-_.~";
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+         kAllowed.find(c) != std::string_view::npos;
+}
+
+// net/url's unescape(s, mode). `lenient` keeps a malformed escape as it is instead of failing.
+Result<std::string> unescape(std::string_view s, UrlPart part, bool lenient) {
+  std::string out;
+  out.reserve(s.size());
+  for (std::size_t i = 0; i < s.size();) {
+    const char c = s[i];
+    if (c == '%') {
+      // Go checks i+2 >= len(s): an escape needs both its digits.
+      const bool wellFormed =
+          i + 2 < s.size() && hexValue(s[i + 1]) >= 0 && hexValue(s[i + 2]) >= 0;
+      if (!wellFormed) {
+        if (lenient) {
+          out += c;
+          ++i;
+          continue;
+        }
+        return fail(
+            Errc::kInvalidArgument,
+            "invalid URL escape " + goQuote(s.substr(i, std::min<std::size_t>(3, s.size() - i))));
+      }
+      const int value = hexValue(s[i + 1]) << 4 | hexValue(s[i + 2]);
+      // In a host only non-ASCII bytes (UTF-8) may be escaped, and '%' itself.
+      if (!lenient && part == UrlPart::kHost && value < 0x80 && s.substr(i, 3) != "%25") {
+        return fail(Errc::kInvalidArgument, "invalid URL escape " + goQuote(s.substr(i, 3)));
+      }
+      out += static_cast<char>(value);
+      i += 3;
+      continue;
+    }
+    if (!lenient && part == UrlPart::kHost && static_cast<unsigned char>(c) < 0x80 &&
+        !allowedInHost(c)) {
+      return fail(Errc::kInvalidArgument,
+                  "invalid character " + goQuote(std::string(1, c)) + " in host name");
+    }
+    out += c == '+' && part == UrlPart::kQuery ? ' ' : c;
+    ++i;
+  }
+  return out;
 }
 
 }  // namespace
@@ -275,9 +324,49 @@ std::string jsonQuote(std::string_view s) {
   return out;
 }
 
+std::string goErrnoText(int err) {
+  std::string text = std::strerror(err);
+  if (!text.empty() && text[0] >= 'A' && text[0] <= 'Z') text[0] = static_cast<char>(text[0] + 32);
+  return text;
+}
+
+Result<std::string> urlUnescape(std::string_view text, UrlPart part) {
+  return unescape(text, part, false);
+}
+
+std::string urlUnescapeLenient(std::string_view text, UrlPart part) {
+  return *unescape(text, part, true);  // lenient: it cannot fail
+}
+
+std::string leaseIdHex(std::int64_t id) {
+  // Go pads to the width with zeros after the sign: the sign takes one of the 16 columns.
+  const bool negative = id < 0;
+  const std::uint64_t magnitude =
+      negative ? ~static_cast<std::uint64_t>(id) + 1 : static_cast<std::uint64_t>(id);
+  char digits[17];
+  std::snprintf(digits, sizeof digits, "%llx", static_cast<unsigned long long>(magnitude));
+  std::string body(digits);
+  const std::size_t width = negative ? 15 : 16;
+  if (body.size() < width) body.insert(0, width - body.size(), '0');
+  return negative ? "-" + body : body;
+}
+
 std::string hexId(std::uint64_t id) {
   char buf[17];
   std::snprintf(buf, sizeof buf, "%llx", static_cast<unsigned long long>(id));
+  return buf;
+}
+
+std::string humanizeBytes(std::uint64_t bytes) {
+  if (bytes < 10) return std::to_string(bytes) + " B";
+  static const char* const kSizes[] = {"B", "kB", "MB", "GB", "TB", "PB", "EB"};
+  // The same float arithmetic as go-humanize (logn, floor, pow), so values round identically.
+  const double s = static_cast<double>(bytes);
+  const double e = std::floor(std::log(s) / std::log(1000.0));
+  const double val = std::floor(s / std::pow(1000.0, e) * 10 + 0.5) / 10;
+  char buf[64];
+  std::snprintf(buf, sizeof buf, val < 10 ? "%.1f %s" : "%.0f %s", val,
+                kSizes[static_cast<int>(e)]);
   return buf;
 }
 

@@ -39,8 +39,19 @@ struct Error {
   }
 };
 
+// A std::expected that cannot be dropped: ignoring the outcome of a fallible call is a compile
+// error (-Werror), not silence. Where dropping it is right, say so with (void) and a comment.
 template <class T>
-using Result = std::expected<T, Error>;
+class [[nodiscard]] Result : public std::expected<T, Error> {
+  using Base = std::expected<T, Error>;
+
+ public:
+  using Base::Base;
+  Result() = default;
+  // What the monadic operations of std::expected return.
+  Result(const Base& other) : Base(other) {}      // NOLINT(google-explicit-constructor)
+  Result(Base&& other) : Base(std::move(other)) {}  // NOLINT(google-explicit-constructor)
+};
 
 // Shorthand for returning an error from a function that returns Result<T>.
 inline std::unexpected<Error> fail(Errc code, std::string message) {

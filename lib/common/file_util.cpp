@@ -1,12 +1,12 @@
 #include "common/file_util.hpp"
 
 #include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
-#include <filesystem>
+
+#include "common/durable_file.hpp"
 
 namespace etcdagent {
 
@@ -45,33 +45,10 @@ Result<void> fsyncDirectory(const std::string& dir) {
 }
 
 Result<void> writeFileAtomic(const std::string& path, std::string_view content, unsigned mode) {
-  const std::string part = path + ".part";
-  UniqueFd fd(::open(part.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode));
-  if (!fd.valid()) return fail(Errc::kIo, "cannot create " + part + ": " + errnoText(errno));
-  std::size_t off = 0;
-  while (off < content.size()) {
-    ssize_t n = ::write(fd.get(), content.data() + off, content.size() - off);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      int err = errno;
-      ::unlink(part.c_str());
-      return fail(Errc::kIo, "cannot write " + part + ": " + errnoText(err));
-    }
-    off += static_cast<std::size_t>(n);
-  }
-  if (::fchmod(fd.get(), mode) != 0 || ::fsync(fd.get()) != 0) {
-    int err = errno;
-    ::unlink(part.c_str());
-    return fail(Errc::kIo, "cannot sync " + part + ": " + errnoText(err));
-  }
-  fd.reset();
-  if (::rename(part.c_str(), path.c_str()) != 0) {
-    int err = errno;
-    ::unlink(part.c_str());
-    return fail(Errc::kIo, "cannot rename " + part + " to " + path + ": " + errnoText(err));
-  }
-  auto parent = std::filesystem::path(path).parent_path();
-  return fsyncDirectory(parent.empty() ? "." : parent.string());
+  auto file = DurableFile::create(path, mode);
+  if (!file) return fail(file.error());
+  if (auto r = file->write(content); !r) return r;
+  return file->commit();
 }
 
 }  // namespace etcdagent

@@ -1,7 +1,8 @@
 #pragma once
 
 // File helpers with the durability rules a data tool needs: write to NAME.part, fsync the file,
-// rename, fsync the directory. A crash leaves either the old file or the new one, never half.
+// rename, fsync the directory (common/durable_file.hpp). A crash leaves either the old file or the
+// new one, never half.
 
 #include <string>
 #include <string_view>

@@ -8,7 +8,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "fleetctl/inventory/inventory.hpp"
+#include "fleet/inventory.hpp"
 #include "tests/support/etcd_cluster.hpp"
 #include "tests/support/fleet_harness.hpp"
 

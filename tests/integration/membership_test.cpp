@@ -20,7 +20,7 @@
 #include <thread>
 
 #include "etcd/client.hpp"
-#include "fleetctl/inventory/inventory.hpp"
+#include "fleet/inventory.hpp"
 #include "tests/support/agent_harness.hpp"
 #include "tests/support/etcd_cluster.hpp"
 

@@ -12,7 +12,7 @@
 
 #include "etcd/client.hpp"
 #include "etcd/etcdserverpb/rpc.grpc.pb.h"
-#include "fleetctl/inventory/inventory.hpp"
+#include "fleet/inventory.hpp"
 #include "membership/membership.hpp"
 #include "tests/support/agent_harness.hpp"
 #include "tests/support/etcd_cluster.hpp"

@@ -15,7 +15,7 @@
 
 #include "etcd/client.hpp"
 #include "etcd/etcdserverpb/rpc.grpc.pb.h"
-#include "fleetctl/commands/bootstrap_restore.hpp"
+#include "fleet/restore.hpp"
 #include "tests/support/agent_harness.hpp"
 #include "tests/support/etcd_cluster.hpp"
 #include "tests/support/fleet_harness.hpp"
@@ -251,7 +251,7 @@ TEST(Restore, RefusesACorruptedSnapshotDiscoveryAndAnAgentWithAPlan) {
   // An agent that holds a plan takes no upload, and keeps its member.
   const auto size = fs::file_size(source.snapshot);
   auto up = source.fleet.agent(0).client().uploadSnapshot(source.snapshot, "source", size,
-                                                          std::string(64, '0'));
+                                                          std::string(64, '0'), {});
   ASSERT_FALSE(up);
   EXPECT_NE(up.error().message.find("already has a plan"), std::string::npos) << up.error().message;
   EXPECT_FALSE(fs::exists(source.fleet.agent(0).dataRoot() + "/restore"));
@@ -268,7 +268,8 @@ TEST(Restore, RefusesACorruptedSnapshotDiscoveryAndAnAgentWithAPlan) {
   EXPECT_FALSE(fs::exists(source.fleet.agent(0).dataRoot() + "/restore"));
 
   // A wrong sha256 announced for a real snapshot: refused, no file left.
-  up = f.agent(0).client().uploadSnapshot(source.snapshot, "refused", size, std::string(64, '0'));
+  up = f.agent(0).client().uploadSnapshot(source.snapshot, "refused", size, std::string(64, '0'),
+                                          {});
   ASSERT_FALSE(up);
   EXPECT_NE(up.error().message.find("corrupted on the way"), std::string::npos)
       << up.error().message;
@@ -297,7 +298,8 @@ TEST(Restore, AFailingEtcdctlLeavesTheMemberUnstartedWithItsLastLines) {
   auto local = fleet::checkLocalSnapshot(source.snapshot);
   ASSERT_TRUE(local) << local.error().message;
   auto up =
-      agent.client().uploadSnapshot(source.snapshot, "broken", local->size, local->sha256_hex);
+      agent.client().uploadSnapshot(source.snapshot, "broken", local->size, local->sha256_hex,
+                                    {});
   ASSERT_TRUE(up) << up.error().message;
   EXPECT_EQ(up->path(), agent.dataRoot() + "/restore/m1/broken.db");
   EXPECT_EQ(up->sha256(), local->sha256_hex);
@@ -335,7 +337,8 @@ TEST(Restore, AFailingEtcdctlLeavesTheMemberUnstartedWithItsLastLines) {
   // The same plan again changes nothing; another upload is refused now.
   ASSERT_TRUE(agent.client().applyPlan(plan));
   auto again =
-      agent.client().uploadSnapshot(source.snapshot, "broken", local->size, local->sha256_hex);
+      agent.client().uploadSnapshot(source.snapshot, "broken", local->size, local->sha256_hex,
+                                    {});
   ASSERT_FALSE(again);
   EXPECT_NE(again.error().message.find("already has a plan"), std::string::npos);
 
@@ -382,7 +385,7 @@ TEST(Restore, ARunningRestoreShowsInTheStatusAndStopInterruptsIt) {
   }
   auto local = fleet::checkLocalSnapshot(snapshot);
   ASSERT_TRUE(local) << local.error().message;
-  auto up = agent.client().uploadSnapshot(snapshot, "slow", local->size, local->sha256_hex);
+  auto up = agent.client().uploadSnapshot(snapshot, "slow", local->size, local->sha256_hex, {});
   ASSERT_TRUE(up) << up.error().message;
   auto plan = agent.plan(v1::PLAN_MODE_NEW);
   plan.set_cluster_token("slow");

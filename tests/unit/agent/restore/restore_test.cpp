@@ -4,7 +4,6 @@
 #include "agent/restore/restore.hpp"
 
 #include <gtest/gtest.h>
-#include <openssl/evp.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -12,25 +11,17 @@
 #include <fstream>
 
 #include "common/encoding.hpp"
-#include "fleetctl/commands/bootstrap_restore.hpp"
+#include "tests/mocks/snapshot_bytes.hpp"
+#include "tests/mocks/temp_dir.hpp"
 
 namespace etcdagent {
 namespace {
 
+using testing::sha256Of;
+using testing::someBytes;
+using testing::withTrailer;
+
 namespace fs = std::filesystem;
-
-std::string sha256(std::string_view data) {
-  unsigned char out[EVP_MAX_MD_SIZE];
-  unsigned int len = 0;
-  EVP_Digest(data.data(), data.size(), out, &len, EVP_sha256(), nullptr);
-  return std::string(reinterpret_cast<char*>(out), len);
-}
-
-std::string snapshotOf(std::size_t n) {
-  std::string db(n, '\0');
-  for (std::size_t i = 0; i < n; ++i) db[i] = static_cast<char>((i * 131 + 7) % 251);
-  return db + sha256(db);
-}
 
 agent::AgentConfig configAt(const std::string& data_root) {
   auto c = agent::parseAgentConfig(
@@ -41,19 +32,6 @@ agent::AgentConfig configAt(const std::string& data_root) {
   if (!c) throw std::runtime_error(c.error().message);
   return *c;
 }
-
-class TempDir {
- public:
-  TempDir() {
-    char tmpl[] = "/tmp/restore-unit-XXXXXX";
-    path_ = ::mkdtemp(tmpl);
-  }
-  ~TempDir() { fs::remove_all(path_); }
-  [[nodiscard]] const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
 
 TEST(RestorePaths, UploadsLiveInTheMembersRestoreDirNamedByTheToken) {
   auto c = configAt("/var/lib/etcd-agent");
@@ -128,10 +106,10 @@ TEST(RestoreConfig, EtcdctlIsAnAbsolutePathNextToEtcdsBinary) {
 }
 
 TEST(SnapshotReceiver, WritesThePartChecksAndRenamesWithPrivateModes) {
-  TempDir dir;
+  testing::UnitTempDir dir;
   auto c = configAt(dir.path());
-  const std::string snap = snapshotOf(3 << 20);
-  const std::string hex = hexEncode(sha256(snap));
+  const std::string snap = withTrailer(someBytes(3 << 20));
+  const std::string hex = hexEncode(sha256Of(snap));
   auto rx = agent::SnapshotReceiver::create(c, "prod-1", snap.size(), hex);
   ASSERT_TRUE(rx) << rx.error().message;
   const std::string part = dir.path() + "/restore/m2/prod-1.db.part";
@@ -153,9 +131,9 @@ TEST(SnapshotReceiver, WritesThePartChecksAndRenamesWithPrivateModes) {
 }
 
 TEST(SnapshotReceiver, RefusesAWrongHashAShortUploadAndANonSnapshotAndLeavesNoPart) {
-  TempDir dir;
+  testing::UnitTempDir dir;
   auto c = configAt(dir.path());
-  const std::string snap = snapshotOf(100000);
+  const std::string snap = withTrailer(someBytes(100000));
   const std::string part = dir.path() + "/restore/m2/t.db.part";
   {  // announced sha256 differs
     auto rx = agent::SnapshotReceiver::create(c, "t", snap.size(), std::string(64, 'a'));
@@ -167,7 +145,7 @@ TEST(SnapshotReceiver, RefusesAWrongHashAShortUploadAndANonSnapshotAndLeavesNoPa
   }
   EXPECT_FALSE(fs::exists(part));
   {  // fewer bytes than announced
-    auto rx = agent::SnapshotReceiver::create(c, "t", snap.size(), hexEncode(sha256(snap)));
+    auto rx = agent::SnapshotReceiver::create(c, "t", snap.size(), hexEncode(sha256Of(snap)));
     ASSERT_TRUE(rx);
     ASSERT_TRUE((*rx)->write(std::string_view(snap).substr(0, 1000)));
     auto r = (*rx)->commit();
@@ -176,13 +154,13 @@ TEST(SnapshotReceiver, RefusesAWrongHashAShortUploadAndANonSnapshotAndLeavesNoPa
         << r.error().message;
   }
   {  // more bytes than announced
-    auto rx = agent::SnapshotReceiver::create(c, "t", 1000, hexEncode(sha256(snap)));
+    auto rx = agent::SnapshotReceiver::create(c, "t", 1000, hexEncode(sha256Of(snap)));
     ASSERT_TRUE(rx);
     EXPECT_FALSE((*rx)->write(snap));
   }
   {  // the right sha256 of a file that has no etcd trailer
     std::string text(5000, 'x');
-    auto rx = agent::SnapshotReceiver::create(c, "t", text.size(), hexEncode(sha256(text)));
+    auto rx = agent::SnapshotReceiver::create(c, "t", text.size(), hexEncode(sha256Of(text)));
     ASSERT_TRUE(rx);
     ASSERT_TRUE((*rx)->write(text));
     auto r = (*rx)->commit();
@@ -198,45 +176,6 @@ TEST(SnapshotReceiver, RefusesAWrongHashAShortUploadAndANonSnapshotAndLeavesNoPa
   EXPECT_NE(huge.error().message.find("not enough disk space in " + dir.path() + "/restore/m2"),
             std::string::npos)
       << huge.error().message;
-}
-
-TEST(LocalSnapshot, ChecksTheTrailerAndNamesTheFile) {
-  TempDir dir;
-  const std::string good = dir.path() + "/good.db";
-  const std::string snap = snapshotOf(8192);
-  std::ofstream(good, std::ios::binary) << snap;
-  auto ok = fleet::checkLocalSnapshot(good);
-  ASSERT_TRUE(ok) << ok.error().message;
-  EXPECT_EQ(ok->size, snap.size());
-  EXPECT_EQ(ok->sha256_hex, hexEncode(sha256(snap)));
-  EXPECT_FALSE(ok->status);  // not a bbolt file: no revision, still a valid trailer
-  EXPECT_EQ(fleet::describeSnapshot(*ok).rfind(good + ": 8.2 kB, sha256 " + ok->sha256_hex, 0), 0U)
-      << fleet::describeSnapshot(*ok);
-
-  std::string flipped = snap;
-  flipped[100] = static_cast<char>(flipped[100] ^ 1);
-  const std::string bad = dir.path() + "/bad.db";
-  std::ofstream(bad, std::ios::binary) << flipped;
-  auto r = fleet::checkLocalSnapshot(bad);
-  ASSERT_FALSE(r);
-  EXPECT_EQ(r.error().message.rfind("--from-snapshot " + bad + ": not an etcd snapshot", 0), 0U)
-      << r.error().message;
-  EXPECT_NE(r.error().message.find("nothing was changed"), std::string::npos);
-
-  EXPECT_FALSE(fleet::checkLocalSnapshot(dir.path()));  // a directory
-  EXPECT_FALSE(fleet::checkLocalSnapshot(dir.path() + "/missing.db"));
-  const std::string tiny = dir.path() + "/tiny.db";
-  std::ofstream(tiny) << "abc";
-  auto t = fleet::checkLocalSnapshot(tiny);
-  ASSERT_FALSE(t);
-  EXPECT_NE(t.error().message.find("too short"), std::string::npos);
-}
-
-TEST(LocalSnapshot, DiscoveryModeIsRefused) {
-  EXPECT_TRUE(fleet::checkRestoreMode(false));
-  auto r = fleet::checkRestoreMode(true);
-  ASSERT_FALSE(r);
-  EXPECT_NE(r.error().message.find("Leave out --mode discovery"), std::string::npos);
 }
 
 }  // namespace

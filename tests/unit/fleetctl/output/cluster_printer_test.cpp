@@ -289,12 +289,6 @@ TEST(ParseHexUint, WordsErrorsLikeStrconv) {
   EXPECT_EQ(parseHexUint("ffffffffffffffff").value(), ~0ULL);
 }
 
-TEST(SplitComma, KeepsEmptyElementsLikeGo) {
-  EXPECT_EQ(splitComma("a,b"), (std::vector<std::string>{"a", "b"}));
-  EXPECT_EQ(splitComma("a,"), (std::vector<std::string>{"a", ""}));
-  EXPECT_EQ(splitComma(""), (std::vector<std::string>{""}));
-}
-
 // Each message below is what etcdctl 3.4.23 prints for `member add x --peer-urls=<url>`.
 TEST(ValidatePeerUrls, MatchesTypesNewUrls) {
   auto msg = [](const std::string& url) {

@@ -60,13 +60,6 @@ TEST(LeaseArgs, ParsesDecimalTtl) {
             "bad TTL (strconv.ParseInt: parsing \"99999999999999999999\": value out of range)");
 }
 
-TEST(LeaseIdHex, PadsLikeGoPercent016x) {
-  EXPECT_EQ(leaseIdHex(0x1234), "0000000000001234");
-  EXPECT_EQ(leaseIdHex(0x694d7aa1e9d5ab0bLL), "694d7aa1e9d5ab0b");
-  EXPECT_EQ(leaseIdHex(-1), "-000000000000001");
-  EXPECT_EQ(leaseIdHex(INT64_MIN), "-8000000000000000");
-}
-
 TEST(LeasePrinter, GrantInEveryFormat) {
   etcdserverpb::LeaseGrantResponse r;
   *r.mutable_header() = header();
@@ -119,7 +112,13 @@ TEST(LeasePrinter, KeepAlive) {
   EXPECT_EQ(j.out.str(),
             "{\"cluster_id\":15118495548433857066,\"member_id\":13668033151171901709,"
             "\"revision\":3,\"raft_term\":2,\"ID\":4111120337948161932,\"TTL\":100}\n");
-  EXPECT_EQ(leaseExpiredLine(0x1234), "lease 0000000000001234 expired or revoked.\n");
+  Printed expired;
+  printLeaseExpired(expired.output(OutputFormat::kSimple), 0x1234);
+  EXPECT_EQ(expired.out.str(), "lease 0000000000001234 expired or revoked.\n");
+  Printed quiet;
+  printLeaseExpired(quiet.output(OutputFormat::kJson), 0x1234);
+  printLeaseExpired(quiet.output(OutputFormat::kFields), 0x1234);
+  EXPECT_EQ(quiet.out.str() + quiet.err.str(), "");
 }
 
 TEST(LeasePrinter, TimeToLiveWithAndWithoutKeys) {

@@ -1,13 +1,24 @@
-// The shared printers: Go encoding/json of protobuf messages, tables, KV output in each format.
+// The shared printers: the format table every printer is (Printer), Go encoding/json of protobuf
+// messages, tables, KV output in each format.
+
+#include "fleetctl/output/printer.hpp"
 
 #include <gtest/gtest.h>
 
 #include <sstream>
 
 #include "fleetctl/commands/util.hpp"
+#include "fleetctl/output/agent.hpp"
+#include "fleetctl/output/auth.hpp"
+#include "fleetctl/output/cluster.hpp"
 #include "fleetctl/output/json.hpp"
 #include "fleetctl/output/kv.hpp"
+#include "fleetctl/output/lease.hpp"
+#include "fleetctl/output/maintenance.hpp"
+#include "fleetctl/output/status.hpp"
 #include "fleetctl/output/table.hpp"
+#include "fleetctl/output/txn.hpp"
+#include "fleetctl/output/watch.hpp"
 
 namespace etcdagent::fleet {
 namespace {
@@ -27,6 +38,100 @@ etcdserverpb::RangeResponse sampleRange() {
   kv->set_version(1);
   r.set_count(1);
   return r;
+}
+
+void sayA(const Output& o, int n) {
+  o.out << "simple " << n;
+}
+void sayB(const Output& o, int n) {
+  o.out << "json " << n;
+}
+
+TEST(Printer, PrintsTheFormOfTheFormatAndSupportsNothingElse) {
+  constexpr Printer<int> p{{.simple = sayA, .json = sayB}};
+  static_assert(p.supports(OutputFormat::kSimple) && p.supports(OutputFormat::kJson));
+  static_assert(!p.supports(OutputFormat::kTable) && !p.supports(OutputFormat::kFields));
+  std::ostringstream out, err;
+  p(Output{out, err, OutputFormat::kJson}, 7);
+  EXPECT_EQ(out.str(), "json 7");
+  EXPECT_EQ(err.str(), "");
+}
+
+TEST(Printer, AFormatWithoutAFormIsRefusedAloudNotPrintedAsNothing) {
+  constexpr Printer<int> p{{.simple = sayA}};
+  std::ostringstream out, err;
+  p(Output{out, err, OutputFormat::kTable}, 7);
+  EXPECT_EQ(out.str(), "");
+  EXPECT_EQ(err.str(), "table not supported as output format\n");
+}
+
+TEST(Printer, LikeTakesTheFormatsOfAnotherPrinter) {
+  constexpr Printer<int> inner{{.simple = sayA, .fields = sayB}};
+  constexpr auto outer = Printer<int>::like(inner, sayB);
+  static_assert(outer.supports(OutputFormat::kSimple) && outer.supports(OutputFormat::kFields));
+  static_assert(!outer.supports(OutputFormat::kJson) && !outer.supports(OutputFormat::kTable));
+  std::ostringstream out, err;
+  outer(Output{out, err, OutputFormat::kSimple}, 1);
+  EXPECT_EQ(out.str(), "json 1");
+}
+
+// The formats each printer has, and so each command accepts with -w: etcdctl 3.4's.
+struct Formats {
+  bool simple, json, table, fields;
+};
+template <class... A>
+Formats formatsOf(const Printer<A...>& p) {
+  return {p.supports(OutputFormat::kSimple), p.supports(OutputFormat::kJson),
+          p.supports(OutputFormat::kTable), p.supports(OutputFormat::kFields)};
+}
+bool operator==(const Formats& a, const Formats& b) {
+  return a.simple == b.simple && a.json == b.json && a.table == b.table && a.fields == b.fields;
+}
+void PrintTo(const Formats& f, std::ostream* os) {
+  *os << (f.simple ? "simple " : "") << (f.json ? "json " : "") << (f.table ? "table " : "")
+      << (f.fields ? "fields" : "");
+}
+
+TEST(Printer, EveryCommandsFormatsAreEtcdctls) {
+  const Formats noTable{true, true, false, true};
+  const Formats all{true, true, true, true};
+  const Formats simpleJson{true, true, false, false};
+  EXPECT_EQ(formatsOf(printGet), noTable);
+  EXPECT_EQ(formatsOf(printPut), noTable);
+  EXPECT_EQ(formatsOf(printDel), noTable);
+  EXPECT_EQ(formatsOf(printTxn), noTable);
+  EXPECT_EQ(formatsOf(printWatchResponse), noTable);
+  EXPECT_EQ(formatsOf(printLeaseGrant), noTable);
+  EXPECT_EQ(formatsOf(printLeaseRevoke), noTable);
+  EXPECT_EQ(formatsOf(printLeaseKeepAlive), noTable);
+  EXPECT_EQ(formatsOf(printLeaseTimeToLive), noTable);
+  EXPECT_EQ(formatsOf(printLeaseList), noTable);
+  EXPECT_EQ(formatsOf(printLeaseExpired), formatsOf(printLeaseKeepAlive));
+  EXPECT_EQ(formatsOf(printAlarms), noTable);
+  EXPECT_EQ(formatsOf(printSnapshotStatus), all);
+  EXPECT_EQ(formatsOf(printMemberList), all);
+  EXPECT_EQ(formatsOf(printEndpointHealth), all);
+  EXPECT_EQ(formatsOf(printEndpointStatus), all);
+  EXPECT_EQ(formatsOf(printEndpointHashKv), all);
+  EXPECT_EQ(formatsOf(printMemberAdd), simpleJson);
+  EXPECT_EQ(formatsOf(printMemberRemove), simpleJson);
+  EXPECT_EQ(formatsOf(printMemberUpdate), simpleJson);
+  EXPECT_EQ(formatsOf(printMemberPromote), simpleJson);
+  EXPECT_EQ(formatsOf(printMoveLeader), simpleJson);
+  EXPECT_EQ(formatsOf(printAuthChange), noTable);
+  EXPECT_EQ(formatsOf(printRoleGet), noTable);
+  EXPECT_EQ(formatsOf(printRoleList), noTable);
+  EXPECT_EQ(formatsOf(printUserGet), simpleJson);
+  EXPECT_EQ(formatsOf(printUserList), simpleJson);
+  EXPECT_EQ(formatsOf(printUserGetDetail), formatsOf(printRoleGet));
+  EXPECT_EQ(formatsOf(printAuthStatus), simpleJson);
+}
+
+TEST(Printer, TheFleetCommandsFormats) {
+  const Formats noFields{true, true, true, false};
+  EXPECT_EQ(formatsOf(printFleetStatus), noFields);
+  EXPECT_EQ(formatsOf(printAgentStatus), noFields);
+  EXPECT_EQ(formatsOf(printDiscoveryToken), (Formats{true, true, false, false}));
 }
 
 TEST(GoJson, MatchesEtcdctlForARangeResponse) {

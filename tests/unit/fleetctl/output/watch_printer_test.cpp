@@ -1,11 +1,10 @@
-// watch: etcdctl's printing of watch responses and its argument rules; txn's printer.
+// watch: etcdctl's printing of watch responses, progress notices, cancel reasons and the exec
+// command's environment.
 
 #include <gtest/gtest.h>
 
 #include <sstream>
 
-#include "fleetctl/commands/watch_args.hpp"
-#include "fleetctl/output/txn.hpp"
 #include "fleetctl/output/watch.hpp"
 
 namespace etcdagent::fleet {
@@ -126,118 +125,6 @@ TEST(WatchPrinter, ExecEnvironmentIsGoQuoted) {
       watchExecEnvironment(r, r.events(0)),
       (std::vector<std::string>{"ETCD_WATCH_REVISION=20", "ETCD_WATCH_EVENT_TYPE=\"PUT\"",
                                 "ETCD_WATCH_KEY=\"wp\"", "ETCD_WATCH_VALUE=\"v\\\"al\\nue\""}));
-}
-
-TEST(TxnPrinter, SimpleSeparatesResponsesWithBlankLines) {
-  etcdserverpb::TxnResponse r;
-  r.set_succeeded(true);
-  auto* range = r.add_responses()->mutable_response_range();
-  auto* kv = range->add_kvs();
-  kv->set_key("user1");
-  kv->set_value("bad");
-  r.add_responses()->mutable_response_put();
-  r.add_responses()->mutable_response_delete_range()->set_deleted(1);
-  std::ostringstream out, err;
-  printTxn(Output{out, err, OutputFormat::kSimple}, r);
-  EXPECT_EQ(out.str(), "SUCCESS\n\nuser1\nbad\n\nOK\n\n1\n");
-
-  etcdserverpb::TxnResponse failure;
-  std::ostringstream out2;
-  printTxn(Output{out2, err, OutputFormat::kSimple}, failure);
-  EXPECT_EQ(out2.str(), "FAILURE\n");
-}
-
-TEST(TxnPrinter, FieldsAndJson) {
-  etcdserverpb::TxnResponse r;
-  r.mutable_header()->set_revision(8);
-  r.set_succeeded(true);
-  r.add_responses()->mutable_response_put()->mutable_header()->set_revision(8);
-  std::ostringstream out, err;
-  printTxn(Output{out, err, OutputFormat::kFields}, r);
-  EXPECT_EQ(out.str(),
-            "\"ClusterID\" : 0\n\"MemberID\" : 0\n\"Revision\" : 8\n\"RaftTerm\" : 0\n"
-            "\"Succeeded\" : true\n"
-            "\"ClusterID\" : 0\n\"MemberID\" : 0\n\"Revision\" : 8\n\"RaftTerm\" : 0\n");
-  std::ostringstream json;
-  printTxn(Output{json, err, OutputFormat::kJson}, r);
-  EXPECT_EQ(json.str(), R"({"header":{"revision":8},"succeeded":true,"responses":[{"Response":)"
-                        R"({"ResponsePut":{"header":{"revision":8}}}}]})"
-                        "\n");
-}
-
-// ---- argument rules ----
-
-const std::vector<std::string> kArgv0 = {"etcd-fleet", "--endpoints=127.0.0.1:1", "watch"};
-
-std::vector<std::string> argv(std::initializer_list<std::string> rest) {
-  auto out = kArgv0;
-  out.insert(out.end(), rest);
-  return out;
-}
-
-TEST(WatchArgs, KeyRangeAndExecCommand) {
-  auto a = parseWatchCommandLine(argv({"foo", "bar", "--rev", "1", "--", "echo", "hi"}),
-                                 {"foo", "bar", "echo", "hi"}, "", "");
-  ASSERT_TRUE(a.has_value()) << a.error();
-  EXPECT_EQ(a->watch_args, (std::vector<std::string>{"foo", "bar"}));
-  EXPECT_EQ(a->exec_args, (std::vector<std::string>{"echo", "hi"}));
-  auto plain = parseWatchCommandLine(argv({"foo"}), {"foo"}, "", "");
-  ASSERT_TRUE(plain.has_value());
-  EXPECT_TRUE(plain->exec_args.empty());
-}
-
-TEST(WatchArgs, EtcdctlErrors) {
-  EXPECT_EQ(parseWatchCommandLine(argv({}), {}, "", "").error(), "bad number of arguments");
-  EXPECT_EQ(parseWatchCommandLine(argv({"a", "--"}), {"a"}, "", "").error(),
-            "bad number of arguments (found separator --, but no commands)");
-  EXPECT_EQ(parseWatchCommandLine(argv({"a"}), {"a"}, "k", "").error(),
-            "bad number of arguments (found conflicting environment key)");
-  EXPECT_EQ(
-      parseWatchCommandLine(argv({"a", "--", "echo", "1"}), {"a", "echo", "1"}, "k", "").error(),
-      "bad number of arguments (found conflicting environment key)");
-  auto none = parseWatchCommandLine(argv({"--", "echo"}), {"echo"}, "", "");
-  ASSERT_TRUE(none.has_value());
-  EXPECT_EQ(watchCreateRequest(none->watch_args, {}).error(), "bad number of arguments");
-  EXPECT_EQ(watchCreateRequest({"a", "b"}, {.prefix = true}).error(),
-            "`range_end` and `--prefix` are mutually exclusive");
-}
-
-TEST(WatchArgs, EnvironmentKeyAndRange) {
-  auto a =
-      parseWatchCommandLine(argv({"--rev", "1", "--", "echo", "hi"}), {"echo", "hi"}, "k", "z");
-  ASSERT_TRUE(a.has_value()) << a.error();
-  EXPECT_EQ(a->watch_args, (std::vector<std::string>{"k", "z"}));
-  EXPECT_EQ(a->exec_args, (std::vector<std::string>{"echo", "hi"}));
-}
-
-TEST(WatchArgs, InteractiveLineCarriesItsOwnOptions) {
-  auto a = parseInteractiveWatch({"watch", "ik2", "--prefix", "--prev-kv", "--rev=3"}, "", "");
-  ASSERT_TRUE(a.has_value()) << a.error();
-  EXPECT_EQ(a->watch_args, (std::vector<std::string>{"ik2"}));
-  EXPECT_TRUE(a->options.prefix);
-  EXPECT_TRUE(a->options.prev_kv);
-  EXPECT_EQ(a->options.rev, 3);
-  auto exec = parseInteractiveWatch({"watch", "x", "--", "echo", "hi"}, "", "");
-  ASSERT_TRUE(exec.has_value());
-  EXPECT_EQ(exec->watch_args, (std::vector<std::string>{"x"}));
-  EXPECT_EQ(exec->exec_args, (std::vector<std::string>{"echo", "hi"}));
-  EXPECT_EQ(parseInteractiveWatch({"watch", "--bogus", "x"}, "", "").error(),
-            "unknown flag: --bogus");
-}
-
-TEST(WatchArgs, CreateRequestForPrefixRangeAndRevision) {
-  auto p = watchCreateRequest({"wp"}, {.prefix = true, .rev = 4, .prev_kv = true});
-  ASSERT_TRUE(p.has_value());
-  EXPECT_EQ(p->key(), "wp");
-  EXPECT_EQ(p->range_end(), "wq");
-  EXPECT_EQ(p->start_revision(), 4);
-  EXPECT_TRUE(p->prev_kv());
-  auto all = watchCreateRequest({""}, {.prefix = true});
-  EXPECT_EQ(all->key(), std::string(1, '\0'));
-  EXPECT_EQ(all->range_end(), std::string(1, '\0'));
-  EXPECT_EQ(watchCreateRequest({"a", "c"}, {})->range_end(), "c");
-  // etcdctl only takes a range_end from exactly two arguments; with three it watches the key.
-  EXPECT_EQ(watchCreateRequest({"a", "c", "x"}, {})->range_end(), "");
 }
 
 }  // namespace

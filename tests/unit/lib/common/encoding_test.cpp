@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cerrno>
+#include <cstdint>
+
 #include "common/duration.hpp"
 
 namespace etcdagent {
@@ -50,6 +53,49 @@ TEST(Encoding, JsonQuoteEscapesLikeGoEncodingJson) {
   EXPECT_EQ(jsonQuote("a<b>&\"c\"\n"), "\"a\\u003cb\\u003e\\u0026\\\"c\\\"\\n\"");
   EXPECT_EQ(jsonQuote(std::string("\x01", 1)), "\"\\u0001\"");
   EXPECT_EQ(jsonQuote("\xff"), "\"\\ufffd\"");
+}
+
+TEST(Encoding, LeaseIdsPadLikeGoPercent016x) {
+  EXPECT_EQ(leaseIdHex(0x1234), "0000000000001234");
+  EXPECT_EQ(leaseIdHex(0x694d7aa1e9d5ab0bLL), "694d7aa1e9d5ab0b");
+  EXPECT_EQ(leaseIdHex(-1), "-000000000000001");
+  EXPECT_EQ(leaseIdHex(INT64_MIN), "-8000000000000000");
+}
+
+TEST(Encoding, ErrnoTextsStartInLowerCaseAsGoWritesThem) {
+  EXPECT_EQ(goErrnoText(ENOENT), "no such file or directory");
+  EXPECT_EQ(goErrnoText(EACCES), "permission denied");
+}
+
+TEST(UrlUnescape, DecodesEscapesAndTellsPlusFromSpaceByPart) {
+  EXPECT_EQ(urlUnescape("a%2Fb+c%20d", UrlPart::kQuery).value(), "a/b c d");
+  EXPECT_EQ(urlUnescape("a%2Fb+c%20d", UrlPart::kPath).value(), "a/b+c d");
+  EXPECT_EQ(urlUnescape("%e2%82%AC", UrlPart::kPath).value(), "\xe2\x82\xac");
+  EXPECT_EQ(urlUnescape("", UrlPart::kQuery).value(), "");
+}
+
+TEST(UrlUnescape, RefusesMalformedEscapesWithGoWords) {
+  // net/url quotes at most the three characters of the escape.
+  EXPECT_EQ(urlUnescape("a%zzb", UrlPart::kPath).error().message, "invalid URL escape \"%zz\"");
+  EXPECT_EQ(urlUnescape("a%4", UrlPart::kQuery).error().message, "invalid URL escape \"%4\"");
+  EXPECT_EQ(urlUnescape("100%", UrlPart::kPath).error().message, "invalid URL escape \"%\"");
+}
+
+TEST(UrlUnescape, AHostTakesOnlyWhatAHostCanHold) {
+  EXPECT_EQ(urlUnescape("127.0.0.1:2380", UrlPart::kHost).value(), "127.0.0.1:2380");
+  EXPECT_EQ(urlUnescape("[fe80::1%25eth0]:2380", UrlPart::kHost).value(), "[fe80::1%eth0]:2380");
+  EXPECT_EQ(urlUnescape("a%41b", UrlPart::kHost).error().message, "invalid URL escape \"%41\"");
+  EXPECT_EQ(urlUnescape("a b", UrlPart::kHost).error().message,
+            "invalid character \" \" in host name");
+  // The same text is a fine path.
+  EXPECT_EQ(urlUnescape("a%41b", UrlPart::kPath).value(), "aAb");
+}
+
+TEST(UrlUnescape, TheLenientFormKeepsWhatItCannotDecode) {
+  EXPECT_EQ(urlUnescapeLenient("100%", UrlPart::kQuery), "100%");
+  EXPECT_EQ(urlUnescapeLenient("a%zz%41+b", UrlPart::kQuery), "a%zzA b");
+  EXPECT_EQ(urlUnescapeLenient("m1%3Dhttp%3A%2F%2F127.0.0.1%3A2380", UrlPart::kQuery),
+            "m1=http://127.0.0.1:2380");
 }
 
 TEST(Duration, ParsesGoDurations) {

@@ -1,0 +1,74 @@
+#pragma once
+
+// etcd-agent as a process: one event loop with the supervisor, the gRPC API, the HTTP endpoint
+// (/healthz, /metrics, the discovery coordinator), the [bootstrap] flows, signals (SIGTERM and
+// SIGINT stop, SIGHUP reloads), the systemd watchdog and STATUS= notifications.
+
+#include <grpcpp/grpcpp.h>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <memory>
+#include <string>
+
+#include "agent/bootstrap/joiner.hpp"
+#include "agent/config/agent_config.hpp"
+#include "agent/http/discovery_endpoint.hpp"
+#include "agent/http/http_server.hpp"
+#include "agent/member/loop_clock.hpp"
+#include "agent/member/member_store.hpp"
+#include "agent/service/agent_service.hpp"
+#include "agent/supervisor/health.hpp"
+#include "agent/supervisor/launcher.hpp"
+#include "agent/supervisor/supervisor.hpp"
+#include "agent/systemd/journal.hpp"
+#include "agent/systemd/notify.hpp"
+
+namespace etcdagent::agent {
+
+class Agent {
+ public:
+  explicit Agent(AgentConfig config);
+  ~Agent();
+  Agent(const Agent&) = delete;
+  Agent& operator=(const Agent&) = delete;
+
+  // Runs until a signal stopped the member. 0, or 1 when the agent could not start (the member
+  // lock, state.json, the API's listen address).
+  int run();
+
+ private:
+  void serve();  // once the member lock is held and the plan loaded
+  bool listenApi();
+  void listenHttp();
+  void bootstrapByConfig();
+  void feedWatchdog();
+  void waitSignal();
+  void reload();
+  void shutdown(int sig);
+  void startFailed(const std::string& message);
+
+  AgentConfig config_;
+  // First: the loop outlives everything that posts to it.
+  boost::asio::io_context io_;
+  EtcdLogSink log_;
+  Notifier notifier_;
+  AsioClock clock_;
+  ChildLauncher launcher_;
+  EtcdHealthSource health_;
+  DiskMemberStore store_;
+  Supervisor supervisor_;
+  AgentService service_;
+  // The coordinator (etcd v2 discovery) shares the HTTP endpoint; its tokens live on disk.
+  DiscoveryEndpoint discovery_;
+  HttpServer http_;
+  unsigned short http_port_ = 0;  // set once HTTP listens; read on the loop
+  std::unique_ptr<grpc::Server> server_;
+  std::unique_ptr<Joiner> joiner_;
+  boost::asio::steady_timer watchdog_;
+  boost::asio::signal_set signals_;
+  int exit_code_ = 0;
+};
+
+}  // namespace etcdagent::agent

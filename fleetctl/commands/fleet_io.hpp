@@ -1,0 +1,56 @@
+#pragma once
+
+// What the fleet commands (bootstrap, status, member add --host / remove / replace, agent wipe)
+// share as adapters of lib/fleet: the real seams a flow runs with (gRPC agents, etcd with the
+// operator's TLS and credentials, the steady clock), a Progress that prints, and the mapping of a
+// flow's failure to etcdctl's exit codes (lib/fleet/env.hpp names the codes).
+
+#include <mutex>
+#include <ostream>
+#include <stop_token>
+#include <string>
+
+#include "agentclient/agent_client.hpp"
+#include "fleet/env.hpp"
+#include "fleet/etcd_cluster.hpp"
+#include "fleetctl/cli/command.hpp"
+
+namespace etcdagent::fleet {
+
+// Progress lines to `steps`, warnings to `warnings` behind `warning_prefix`; safe to call from
+// the threads a flow fans out to, each line flushed whole.
+class StreamProgress final : public Progress {
+ public:
+  StreamProgress(std::ostream& steps, std::ostream& warnings, std::string warning_prefix)
+      : steps_(steps), warnings_(warnings), prefix_(std::move(warning_prefix)) {}
+  void step(const std::string& line) override;
+  void warning(const std::string& line) override;
+
+ private:
+  std::mutex mu_;
+  std::ostream& steps_;
+  std::ostream& warnings_;
+  std::string prefix_;
+};
+
+// The real seams for one command run.
+class FleetSeams {
+ public:
+  FleetSeams(Context& ctx, Progress& progress, std::stop_token stop = {})
+      : etcd_(ctx.global().client), env_{agents_, etcd_, Clock::system(), progress, stop} {}
+  FleetSeams(const FleetSeams&) = delete;
+  FleetSeams& operator=(const FleetSeams&) = delete;
+
+  [[nodiscard]] const Env& env() const { return env_; }
+
+ private:
+  GrpcAgentDialer agents_;
+  EtcdConnector etcd_;
+  Env env_;
+};
+
+// A flow's failure as the command's error: kCancelled -> 5, kUnavailable -> 2,
+// kInvalidArgument -> 3, anything else -> 1.
+std::unexpected<CommandError> flowError(const Error& error);
+
+}  // namespace etcdagent::fleet

@@ -1,0 +1,30 @@
+#pragma once
+
+// etcd's snapshot.Status of a snapshot file (what `etcdctl snapshot status` prints), read natively
+// from its bbolt database, and the whole check of a snapshot file. Shared by etcd-fleet's
+// `snapshot status` and `bootstrap --from-snapshot`, and by the agent's snapshot checks.
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "common/error.hpp"
+
+namespace etcdagent::etcd {
+
+struct SnapshotStatus {
+  std::uint32_t hash = 0;  // crc32c over every bucket name, key and value
+  std::int64_t revision = 0;
+  std::int64_t total_keys = 0;
+  std::int64_t total_size = 0;  // bbolt's tx.Size(): high-water page id * page size
+};
+
+// Reads a bbolt file (read-only) from bytes, with the integrity check bbolt's tx.Check() makes;
+// errors say what is wrong with it.
+Result<SnapshotStatus> snapshotStatusOf(std::string_view db);
+
+// The sha256 trailer check of a snapshot file (as `etcdctl snapshot restore` makes it); on bytes
+// in memory: verifySnapshotBytes (common/snapshot_digest.hpp).
+Result<void> verifySnapshotFile(const std::string& path);
+
+}  // namespace etcdagent::etcd

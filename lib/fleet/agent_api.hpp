@@ -1,0 +1,74 @@
+#pragma once
+
+// How the fleet's flows talk to etcd-agents: one narrow interface per agent, and a dialer that
+// gives one for an address. The gRPC client (lib/agentclient) implements both; the flows' unit
+// tests use fakes (tests/mocks/fake_agent.hpp), so every decision of a flow can be tested without
+// a process. Every call has a deadline and every error names the agent.
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/duration.hpp"
+#include "common/error.hpp"
+#include "etcdagent/v1/agent.pb.h"
+
+namespace etcdagent::fleet {
+
+inline constexpr int kDefaultAgentPort = 2378;
+
+class AgentApi {
+ public:
+  virtual ~AgentApi() = default;
+
+  // "HOST:PORT" of the agent's API, as errors and progress lines name it.
+  [[nodiscard]] virtual const std::string& address() const = 0;
+
+  virtual Result<v1::AgentStatus> status() const = 0;
+  // `avoid_ports`: ports already planned for other members on the agent's host.
+  virtual Result<v1::PreflightResponse> preflight(
+      const std::string& cluster_token, const std::vector<unsigned>& avoid_ports) const = 0;
+  virtual Result<v1::AgentStatus> applyPlan(const v1::Plan& plan) const = 0;
+  virtual Result<v1::AgentStatus> stopMember() const = 0;
+  virtual Result<v1::AgentStatus> startMember() const = 0;
+  // Stops the member and deletes its data and plan (only once it is out of its cluster).
+  virtual Result<v1::AgentStatus> removeMember() const = 0;
+  // Answers the unit's UnitFileState afterwards ("enabled", "disabled").
+  virtual Result<std::string> setAutostart(bool enabled) const = 0;
+  // Coordinator: a discovery token for a cluster of `size` members on this agent.
+  virtual Result<v1::NewDiscoveryTokenResponse> newDiscoveryToken(unsigned size) const = 0;
+  // Streams the snapshot `file` (size and sha256 known: the caller checked it) to the agent for a
+  // restore plan of `cluster_token`; `progress` gets the bytes sent so far. Answers the path for
+  // Plan.restore_snapshot.
+  virtual Result<v1::UploadSnapshotResponse> uploadSnapshot(
+      const std::string& file, const std::string& cluster_token, std::uint64_t size,
+      const std::string& sha256_hex, const std::function<void(std::uint64_t)>& progress) const = 0;
+};
+
+class AgentDialer {
+ public:
+  virtual ~AgentDialer() = default;
+  // `address` is HOST or HOST:PORT (default port 2378); `timeout` bounds each call of the
+  // returned agent (calls that stop or start etcd wait longer: the agent waits for etcd). Fails
+  // only for an address that cannot be parsed: whether the agent answers shows at the first call.
+  virtual Result<std::unique_ptr<AgentApi>> dial(const std::string& address,
+                                                 Duration timeout) const = 0;
+};
+
+// "127.0.0.11" -> "127.0.0.11:2378"; "h:1234" and "[::1]:1234" stay.
+std::string agentAddress(const std::string& host, int default_port = kDefaultAgentPort);
+
+// The agent's member phase as etcd-fleet shows it: "waiting", "running", "crash-looping", ...
+std::string memberPhaseName(v1::MemberPhase phase);
+
+// The member's role as etcd-fleet shows it from its agent's view: leader, follower, learner, or
+// "-" while it is not healthy.
+std::string memberRole(const v1::AgentStatus& status);
+
+// Whether the agent holds a plan (a member), as opposed to waiting for one.
+bool holdsPlan(const v1::AgentStatus& status);
+
+}  // namespace etcdagent::fleet

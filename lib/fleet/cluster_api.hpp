@@ -1,0 +1,83 @@
+#pragma once
+
+// How the fleet's flows talk to etcd: the cluster as a whole (its member list and the safe
+// membership changes of lib/membership), and one member asked directly (bootstrap's health wait).
+// The real implementation (etcd_cluster.hpp) runs over etcd::Client with the operator's TLS and
+// credentials; the flows' unit tests use fakes (tests/mocks/fake_cluster.hpp).
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <set>
+#include <stop_token>
+#include <string>
+#include <vector>
+
+#include "common/duration.hpp"
+#include "common/error.hpp"
+#include "etcd/etcdserverpb/rpc.pb.h"
+#include "membership/membership.hpp"
+
+namespace etcdagent::fleet {
+
+using membership::MemberInfo;
+
+class ClusterApi {
+ public:
+  virtual ~ClusterApi() = default;
+
+  virtual Result<std::vector<MemberInfo>> members() = 0;
+  // The members that answered a Status on one of their client URLs within `timeout` (asked in
+  // parallel; one that answers with another ID does not count).
+  virtual std::set<std::uint64_t> healthy(const std::vector<MemberInfo>& members,
+                                          std::chrono::milliseconds timeout) = 0;
+  // membership::addLearner: idempotent by peer URL, retried through leader changes.
+  virtual Result<membership::AddedLearner> addLearner(const std::string& name,
+                                                      const std::string& peer_url,
+                                                      std::stop_token stop) = 0;
+  // membership::promoteWhenInSync.
+  virtual Result<void> promoteWhenInSync(std::uint64_t id, std::chrono::seconds timeout,
+                                         const std::function<void(const std::string&)>& progress,
+                                         std::stop_token stop) = 0;
+  // membership::removeMember: a member already gone is success; `unhealthy_grace` is how long
+  // etcd's "unhealthy cluster" refusal is retried.
+  virtual Result<void> removeMember(std::uint64_t id, std::stop_token stop,
+                                    std::chrono::milliseconds unhealthy_grace) = 0;
+  // One MemberRemove exactly as etcdctl sends it (no retry, no idempotence): `member remove
+  // HEXID` answers as etcdctl does.
+  virtual Result<etcdserverpb::MemberRemoveResponse> memberRemoveOnce(std::uint64_t id) = 0;
+};
+
+// One look at a member from the outside: Status (its ID, whom it follows), then a linearizable
+// read, which only succeeds once a leader is elected and has committed in its term.
+struct MemberHealthView {
+  bool healthy = false;  // the linearizable read went through
+  bool leader = false;   // it leads
+  std::uint64_t id = 0;
+};
+
+class MemberProbe {
+ public:
+  virtual ~MemberProbe() = default;
+  // nullopt while the member does not answer or knows no leader.
+  virtual std::optional<MemberHealthView> probe() = 0;
+};
+
+class EtcdDialer {
+ public:
+  virtual ~EtcdDialer() = default;
+  // The cluster through `endpoints` ("HOST:PORT" or URLs), with the operator's TLS, credentials
+  // and deadlines; `timeout` bounds the dial and every call further (status asks with short
+  // deadlines). Authenticates first: wrong credentials or no reachable endpoint fail here, with
+  // kUnavailable, before anything is sent.
+  virtual Result<std::unique_ptr<ClusterApi>> cluster(
+      const std::vector<std::string>& endpoints,
+      std::optional<Duration> timeout = std::nullopt) = 0;
+  // One member at its client URL, for a health wait that asks it often: short deadlines, and
+  // reconnects soon after the member starts listening.
+  virtual Result<std::unique_ptr<MemberProbe>> member(const std::string& client_url) = 0;
+};
+
+}  // namespace etcdagent::fleet

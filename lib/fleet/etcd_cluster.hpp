@@ -1,0 +1,24 @@
+#pragma once
+
+// The EtcdDialer of the real world: etcd::Client and lib/membership with the operator's TLS,
+// credentials and deadlines (etcdctl's global flags).
+
+#include "etcd/client.hpp"
+#include "fleet/cluster_api.hpp"
+
+namespace etcdagent::fleet {
+
+class EtcdConnector final : public EtcdDialer {
+ public:
+  // `base`: TLS, credentials and deadlines; its endpoints are replaced at every dial.
+  explicit EtcdConnector(etcd::ClientConfig base) : base_(std::move(base)) {}
+
+  Result<std::unique_ptr<ClusterApi>> cluster(const std::vector<std::string>& endpoints,
+                                              std::optional<Duration> timeout) override;
+  Result<std::unique_ptr<MemberProbe>> member(const std::string& client_url) override;
+
+ private:
+  etcd::ClientConfig base_;
+};
+
+}  // namespace etcdagent::fleet

@@ -1,0 +1,91 @@
+#pragma once
+
+// The fleet inventory: what `etcd-fleet bootstrap` learned about a cluster, so that every later
+// command (get, member list, status, member replace, ...) works without flags. It lives in
+// ~/.config/etcd-fleet/fleet.toml (or --fleet FILE) and is written atomically, mode 0600:
+//
+//   # written by etcd-fleet; edit with care
+//   [cluster]
+//   token = "prod-1"
+//
+//   [[member]]
+//   name = "m1"
+//   host = "10.0.0.1"                  # as given to --hosts
+//   agent = "10.0.0.1:2378"            # the agent's gRPC API
+//   client_url = "http://10.0.0.1:2379"
+//   peer_url = "http://10.0.0.1:2380"
+//   id = "8e9e05c52164694d"            # etcd's member ID, hex, once known
+//
+//   [replace]                          # only while `member replace` is in progress
+//   old_name = "m2"
+//   step = "learner-added"
+//
+// Parsing is pure (parseInventory works on a string); loadInventory/saveInventory are the only
+// functions that touch the disk. Errors name the file, line and column.
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/error.hpp"
+
+namespace etcdagent::fleet {
+
+struct InventoryMember {
+  std::string name;        // "m1"
+  std::string host;        // the host as the operator named it ("10.0.0.1", "h1:2388")
+  std::string agent;       // the agent's API address, "HOST:PORT"
+  std::string client_url;  // "http://HOST:2379"
+  std::string peer_url;    // "http://HOST:2380"
+  std::uint64_t id = 0;    // etcd's member ID; 0 = not known yet
+};
+
+struct Inventory {
+  std::string path;  // where it was read from and is written to
+  std::string cluster_token;
+  std::vector<InventoryMember> members;
+  // The journal of an unfinished `member replace` (string keys and values it owns); empty when
+  // none is in progress. Written in the same atomic file as the members, so a replace that
+  // updates both never leaves them disagreeing.
+  std::map<std::string, std::string> replace;
+
+  [[nodiscard]] const InventoryMember* find(std::string_view name) const;
+  [[nodiscard]] InventoryMember* find(std::string_view name);
+  [[nodiscard]] const InventoryMember* findById(std::uint64_t id) const;
+  // "HOST:PORT" of every member's client URL, in inventory order (for --endpoints).
+  [[nodiscard]] std::vector<std::string> clientEndpoints() const;
+};
+
+// "http://h:2379" -> "h:2379" (etcd-fleet's --endpoints take either form; etcdctl's take this one).
+std::string hostPortOf(std::string_view url);
+
+// "http://h:2379" -> "h:2379" (etcd-fleet's --endpoints take either form; etcdctl's take this one).
+std::string hostPortOf(std::string_view url);
+
+// ~/.config/etcd-fleet/fleet.toml ($XDG_CONFIG_HOME/etcd-fleet/fleet.toml when that is set).
+// `getenv` is injected for tests.
+std::string defaultInventoryPath(const std::function<const char*(const char*)>& getenv);
+
+// Parses and validates (unknown keys, wrong types, members without a name or with duplicate
+// names are errors naming source:line:column).
+Result<Inventory> parseInventory(std::string_view text, std::string_view source);
+
+// The TOML text of `inventory` (stable order: cluster, members, replace).
+std::string renderInventory(const Inventory& inventory);
+
+// Reads `path`; std::nullopt when the file does not exist (no fleet bootstrapped yet).
+Result<std::optional<Inventory>> loadInventory(const std::string& path);
+
+// The inventory a command needs (status, member replace): nullopt from loadInventory becomes an
+// kNotFound error that names the path, followed by `hint` (what needs it and how to get one:
+// "member replace works on a fleet bootstrapped with etcd-fleet bootstrap (or pass --fleet FILE)").
+Result<Inventory> requireInventory(const std::string& path, std::string_view hint);
+
+// Writes inventory.path atomically with mode 0600, creating its directory (0700) if needed.
+Result<void> saveInventory(const Inventory& inventory);
+
+}  // namespace etcdagent::fleet

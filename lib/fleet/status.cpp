@@ -1,0 +1,114 @@
+#include "fleet/status.hpp"
+
+#include <future>
+
+#include "fleet/fan_out.hpp"
+
+namespace etcdagent::fleet {
+namespace {
+
+// "http://127.0.0.11:2380" -> "127.0.0.11"
+std::string hostOfUrl(const std::string& url) {
+  auto start = url.find("://");
+  start = start == std::string::npos ? 0 : start + 3;
+  auto end = url.rfind(':');
+  if (end == std::string::npos || end < start) end = url.size();
+  return url.substr(start, end - start);
+}
+
+StatusRow agentRow(const InventoryMember& m, const Result<v1::AgentStatus>& s) {
+  StatusRow r;
+  r.host = m.host;
+  r.name = m.name;
+  r.id = m.id;
+  if (!s) {
+    r.state = "unreachable";
+    r.role = "-";
+    r.error = s.error().message;
+    return r;
+  }
+  r.reachable = true;
+  if (s->member_id() != 0) r.id = s->member_id();
+  r.state = memberPhaseName(s->phase());
+  r.role = memberRole(*s);
+  r.raft_term = s->raft_term();
+  r.raft_index = s->raft_index();
+  r.revision = s->revision();
+  r.db_size = s->db_size();
+  r.db_size_in_use = s->db_size_in_use();
+  r.restarts = s->restart_count();
+  r.autostart = s->autostart();
+  r.error = s->last_error();
+  return r;
+}
+
+}  // namespace
+
+std::vector<StatusRow> statusRows(const Inventory& inventory,
+                                  const std::vector<Result<v1::AgentStatus>>& agents,
+                                  const Result<std::vector<MemberInfo>>& members) {
+  std::vector<StatusRow> rows;
+  for (std::size_t i = 0; i < inventory.members.size() && i < agents.size(); ++i) {
+    rows.push_back(agentRow(inventory.members[i], agents[i]));
+  }
+  if (!members) return rows;
+  for (const auto& mm : *members) {
+    StatusRow* row = nullptr;
+    for (auto& r : rows) {
+      if ((r.id != 0 && r.id == mm.id) || (r.id == 0 && r.name == mm.name)) row = &r;
+    }
+    if (row) {
+      row->in_cluster = true;
+      row->id = mm.id;
+      // The member list is current; an agent's view is as old as its last health check, so a
+      // member promoted since then still looks like a learner there.
+      if (mm.is_learner) {
+        row->role = "learner";
+      } else if (row->role == "learner") {
+        row->role = "follower";
+        if (row->state == memberPhaseName(v1::MEMBER_PHASE_LEARNER))
+          row->state = memberPhaseName(v1::MEMBER_PHASE_RUNNING);
+      }
+      continue;
+    }
+    StatusRow r;
+    r.host = mm.peer_urls.empty() ? "-" : hostOfUrl(mm.peer_urls.front());
+    r.name = mm.name;
+    r.id = mm.id;
+    r.role = mm.is_learner ? "learner" : "-";
+    r.state = "not in inventory";
+    r.in_inventory = false;
+    r.in_cluster = true;
+    rows.push_back(std::move(r));
+  }
+  return rows;
+}
+
+std::vector<StatusRow> fleetStatus(const Env& env, const StatusRequest& request) {
+  const auto& inv = request.inventory;
+  // Everything at once: the slowest host, not the sum of hosts, bounds the command.
+  auto members_future = std::async(std::launch::async, [&]() -> Result<std::vector<MemberInfo>> {
+    auto cluster = env.etcd.cluster(request.endpoints, request.timeout);
+    if (!cluster) return fail(cluster.error());
+    return (*cluster)->members();
+  });
+  auto agents = fanOut(inv.members.size(), [&](std::size_t i) -> Result<v1::AgentStatus> {
+    auto agent = env.agents.dial(inv.members[i].agent, request.timeout);
+    if (!agent) return fail(agent.error());
+    return (*agent)->status();
+  });
+  auto members = members_future.get();
+  auto rows = statusRows(inv, agents, members);
+  if (!members) {
+    env.progress.warning("cannot list the cluster's members: " + members.error().message);
+  }
+  for (const auto& r : rows) {
+    if (!r.reachable && r.in_inventory) {
+      env.progress.warning("the agent of " + r.name + " on " + r.host +
+                           " is unreachable: " + r.error);
+    }
+  }
+  return rows;
+}
+
+}  // namespace etcdagent::fleet

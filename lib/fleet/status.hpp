@@ -1,0 +1,56 @@
+#pragma once
+
+// `etcd-fleet status`: the fleet at a glance, from the inventory, every agent's GetStatus and the
+// cluster's MemberList, all asked at once with short deadlines. An agent that does not answer is a
+// row marked "unreachable", not an error: status is what an operator runs when something is
+// wrong. The rows are merged by a pure function (statusRows), so every merge rule is unit-tested
+// from values; the printers (fleetctl/output/status.hpp) render them.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/duration.hpp"
+#include "common/error.hpp"
+#include "fleet/env.hpp"
+#include "fleet/inventory.hpp"
+
+namespace etcdagent::fleet {
+
+struct StatusRow {
+  std::string host;  // as in the inventory; "-" for a member the inventory does not know
+  std::string name;
+  std::uint64_t id = 0;  // etcd's member ID; 0 = unknown
+  std::string role;      // leader / follower / learner / "-"
+  std::string state;     // the agent's phase, "unreachable", or "not in inventory"
+  bool reachable = false;
+  bool in_inventory = true;
+  bool in_cluster = false;  // MemberList lists it
+  std::uint64_t raft_term = 0;
+  std::uint64_t raft_index = 0;
+  std::int64_t revision = 0;
+  std::int64_t db_size = 0;
+  std::int64_t db_size_in_use = 0;
+  std::uint32_t restarts = 0;
+  std::string autostart;
+  std::string last_snapshot;  // "" = none yet
+  std::string error;          // why the agent did not answer, or its last error
+};
+
+// One row per inventory member (in inventory order, from its agent's answer), then one per member
+// the cluster lists that the inventory does not know. The member list is current while an
+// agent's view is as old as its last health check (up to 5 s): the list decides who is a learner.
+std::vector<StatusRow> statusRows(const Inventory& inventory,
+                                  const std::vector<Result<v1::AgentStatus>>& agents,
+                                  const Result<std::vector<MemberInfo>>& members);
+
+struct StatusRequest {
+  Inventory inventory;
+  std::vector<std::string> endpoints;          // the cluster's, for its member list
+  Duration timeout = std::chrono::seconds(2);  // for each agent and for the member list
+};
+
+// Never fails for an unreachable agent or cluster: those are rows and warnings.
+std::vector<StatusRow> fleetStatus(const Env& env, const StatusRequest& request);
+
+}  // namespace etcdagent::fleet

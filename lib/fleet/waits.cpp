@@ -1,0 +1,90 @@
+#include "fleet/waits.hpp"
+
+#include <algorithm>
+
+namespace etcdagent::fleet {
+namespace {
+
+using namespace std::chrono_literals;
+
+constexpr auto kReachRetry = 50ms;
+constexpr auto kAgentPoll = 200ms;
+// Every wait is bounded in attempts too, whatever the clock does.
+constexpr int kMaxAttempts = 100000;
+
+std::string etcdLines(const v1::AgentStatus& s) {
+  std::string out;
+  for (const auto& l : s.last_etcd_lines()) out += "\n  " + l;
+  return out;
+}
+
+}  // namespace
+
+Result<v1::AgentStatus> reachAgent(const AgentDialer& agents, const std::string& address,
+                                   Clock& clock, Duration timeout) {
+  const auto deadline = clock.now() + timeout;
+  Result<v1::AgentStatus> last = fail(Errc::kUnavailable, "not tried");
+  for (int attempt = 0; attempt < kMaxAttempts; ++attempt) {
+    auto remaining = std::chrono::duration_cast<Duration>(deadline - clock.now());
+    auto agent = agents.dial(address, std::max<Duration>(remaining, 100ms));
+    if (!agent) return fail(agent.error());
+    last = (*agent)->status();
+    if (last || clock.now() + kReachRetry >= deadline) break;
+    clock.sleepFor(kReachRetry);
+  }
+  return last;
+}
+
+Result<v1::AgentStatus> waitMemberHealthy(const AgentApi& agent, Clock& clock, Duration timeout,
+                                          std::stop_token stop) {
+  const auto deadline = clock.now() + timeout;
+  Result<v1::AgentStatus> last = fail(Errc::kDeadlineExceeded, "no status yet");
+  for (int attempt = 0; attempt < kMaxAttempts; ++attempt) {
+    last = agent.status();
+    if (last) {
+      const auto& s = *last;
+      if (s.healthy() &&
+          (s.phase() == v1::MEMBER_PHASE_LEARNER || s.phase() == v1::MEMBER_PHASE_RUNNING)) {
+        return s;
+      }
+      if (s.phase() == v1::MEMBER_PHASE_CRASH_LOOPING) {
+        return fail(Errc::kFailedPrecondition,
+                    "agent " + agent.address() + ": member " + s.member_name() +
+                        "'s etcd keeps exiting: " + s.last_error() + etcdLines(s));
+      }
+    }
+    if (stop.stop_requested()) return fail(Errc::kCancelled, "interrupted");
+    if (clock.now() >= deadline) break;
+    clock.sleepFor(kAgentPoll);
+  }
+  std::string seen;
+  if (!last) {
+    seen = last.error().message;
+  } else {
+    seen = memberPhaseName(last->phase()) + ": " +
+           (last->last_error().empty() ? last->status_line() : last->last_error());
+  }
+  return fail(Errc::kDeadlineExceeded,
+              "agent " + agent.address() + ": the member did not become healthy within " +
+                  formatDuration(timeout) + " (" + seen +
+                  "); see `etcd-fleet agent status --host " + agent.address() + "`");
+}
+
+Result<v1::AgentStatus> waitForPlan(const AgentApi& agent, Clock& clock, Duration timeout) {
+  const auto deadline = clock.now() + timeout;
+  v1::AgentStatus status;
+  for (int attempt = 0; attempt < kMaxAttempts && clock.now() < deadline; ++attempt) {
+    auto s = agent.status();
+    if (!s) return fail(s.error());
+    status = *s;
+    if (!s->joining()) return status;
+    clock.sleepFor(kAgentPoll);
+  }
+  return fail(Errc::kDeadlineExceeded,
+              "agent " + agent.address() + ": member " + status.member_name() +
+                  " did not finish joining within " + formatDuration(timeout) + " (last error: " +
+                  (status.last_error().empty() ? std::string("none") : status.last_error()) +
+                  "); see `journalctl -u etcd-agent` on that host");
+}
+
+}  // namespace etcdagent::fleet

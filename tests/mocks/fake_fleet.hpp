@@ -1,0 +1,528 @@
+#pragma once
+
+// An in-memory fleet for the unit tests of lib/fleet's flows: agents (AgentApi), one etcd cluster
+// (ClusterApi, MemberProbe) and the rules that tie them, as far as the flows depend on them:
+//   - an agent given a learner plan starts the member the cluster registered for its peer URL;
+//   - the members of a static bootstrap come up once every member of the initial cluster has its
+//     plan, and the first one leads;
+//   - MemberAdd is refused while a learner is pending or a voter is down (etcd's
+//     --strict-reconfig-check), MemberRemove of a gone member is "member not found";
+//   - an agent that is "down" answers nothing (kUnavailable), its member is down too.
+// Faults are injected per call (`fail_next`), so a test can stop a flow at any step and run it
+// again. Every call is recorded in `calls` ("127.0.0.12:2378 applyPlan", "cluster addLearner").
+
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "fleet/agent_api.hpp"
+#include "fleet/cluster_api.hpp"
+#include "membership/membership.hpp"
+
+namespace etcdagent::testing {
+
+struct FakeHost {
+  std::string address;  // "127.0.0.11:2378"
+  std::string advertise;
+  std::string member_name;
+  unsigned client_port = 2379;
+  unsigned peer_port = 2380;
+  bool up = true;  // the agent answers
+  // The member it holds.
+  std::optional<v1::Plan> plan;
+  bool started = false;        // its etcd runs
+  bool started_once = false;   // it was healthy once
+  bool crash_looping = false;  // its etcd keeps exiting (see last_error)
+  std::string last_error;
+  std::uint64_t member_id = 0;
+  bool joining = false;  // [bootstrap] join, not yet done
+  std::vector<v1::PreflightCheck> failed_checks;
+
+  [[nodiscard]] std::string peerUrl() const {
+    return "http://" + advertise + ":" + std::to_string(peer_port);
+  }
+  [[nodiscard]] std::string clientUrl() const {
+    return "http://" + advertise + ":" + std::to_string(client_port);
+  }
+};
+
+class FakeFleet {
+ public:
+  struct Member {
+    std::uint64_t id = 0;
+    std::string name;  // "" until it started
+    std::string peer_url;
+    std::string client_url;  // "" until it started
+    bool learner = false;
+  };
+
+  // Adds an idle agent for 127.0.0.<n> (agent port 2378, etcd ports 2379/2380).
+  FakeHost& addHost(int n, std::string member_name) {
+    std::lock_guard lock(mu_);
+    auto host = std::make_unique<FakeHost>();
+    host->advertise = "127.0.0." + std::to_string(n);
+    host->address = host->advertise + ":2378";
+    host->member_name = std::move(member_name);
+    hosts_.push_back(std::move(host));
+    return *hosts_.back();
+  }
+
+  // A running cluster of these hosts (already bootstrapped, healthy): what a replace or member
+  // add starts from.
+  void formCluster(const std::string& token, const std::vector<FakeHost*>& hosts) {
+    std::string initial;
+    for (auto* h : hosts)
+      initial += (initial.empty() ? "" : ",") + h->member_name + "=" + h->peerUrl();
+    for (auto* h : hosts) {
+      v1::Plan p;
+      p.set_mode(v1::PLAN_MODE_NEW);
+      p.set_cluster_token(token);
+      p.set_member_name(h->member_name);
+      p.set_initial_cluster(initial);
+      p.set_client_port(h->client_port);
+      p.set_peer_port(h->peer_port);
+      h->plan = p;
+    }
+    std::lock_guard lock(mu_);
+    startBootstrappedLocked();
+  }
+
+  FakeHost* host(const std::string& address) {
+    for (auto& h : hosts_) {
+      if (h->address == address) return h.get();
+    }
+    return nullptr;
+  }
+  FakeHost* hostOfPeer(const std::string& peer_url) {
+    for (auto& h : hosts_) {
+      if (h->peerUrl() == peer_url) return h.get();
+    }
+    return nullptr;
+  }
+
+  // The member list as the cluster has it.
+  std::vector<Member> members() {
+    std::lock_guard lock(mu_);
+    return members_;
+  }
+  const Member* member(std::uint64_t id) const {
+    for (const auto& m : members_) {
+      if (m.id == id) return &m;
+    }
+    return nullptr;
+  }
+  bool memberUp(const Member& m) const {
+    for (const auto& h : hosts_) {
+      if (h->peerUrl() == m.peer_url) return h->up && h->started && h->member_id == m.id;
+    }
+    return false;
+  }
+
+  // The next call named `call` ("applyPlan", "addLearner", "status@127.0.0.12:2378", ...) fails
+  // with `error` (and is not carried out).
+  void failNext(std::string call, Error error) {
+    std::lock_guard lock(mu_);
+    faults_.emplace_back(std::move(call), std::move(error));
+  }
+
+  std::vector<std::string> calls() {
+    std::lock_guard lock(mu_);
+    return calls_;
+  }
+  // How many calls were `call` ("cluster addLearner", "127.0.0.12:2378 applyPlan"), or named so
+  // by anyone ("applyPlan").
+  std::size_t count(const std::string& call) {
+    std::lock_guard lock(mu_);
+    return static_cast<std::size_t>(std::count_if(calls_.begin(), calls_.end(), [&](const auto& c) {
+      return c == call || (c.size() > call.size() && c.ends_with(" " + call));
+    }));
+  }
+
+  // ---- what the fakes call (each under the lock) -------------------------------------------
+
+  std::optional<Error> enter(const std::string& who, const std::string& call) {
+    std::lock_guard lock(mu_);
+    calls_.push_back(who.empty() ? call : who + " " + call);
+    for (auto it = faults_.begin(); it != faults_.end(); ++it) {
+      if (it->first == call || it->first == call + "@" + who) {
+        Error e = it->second;
+        faults_.erase(it);
+        return e;
+      }
+    }
+    return std::nullopt;
+  }
+
+  std::mutex& mu() { return mu_; }
+
+  v1::AgentStatus statusLocked(const FakeHost& h) const {
+    v1::AgentStatus s;
+    s.set_agent_version("0.1.0");
+    s.set_member_name(h.member_name);
+    s.set_joining(h.joining && !h.plan);
+    if (!h.plan) {
+      s.set_phase(v1::MEMBER_PHASE_WAITING);
+      s.set_status_line("waiting for a bootstrap plan");
+      return s;
+    }
+    s.set_cluster_token(h.plan->cluster_token());
+    s.set_plan_mode(h.plan->mode());
+    s.set_started_once(h.started_once);
+    s.set_member_id(h.member_id);
+    s.add_client_urls(h.clientUrl());
+    s.add_peer_urls(h.peerUrl());
+    s.set_last_error(h.last_error);
+    const Member* m = member(h.member_id);
+    const bool healthy = h.started && m != nullptr;
+    s.set_healthy(healthy);
+    if (h.crash_looping) {
+      s.set_phase(v1::MEMBER_PHASE_CRASH_LOOPING);
+      s.add_last_etcd_lines("etcd: bind: address already in use");
+    } else if (!healthy) {
+      s.set_phase(v1::MEMBER_PHASE_STARTING);
+    } else {
+      s.set_phase(m->learner ? v1::MEMBER_PHASE_LEARNER : v1::MEMBER_PHASE_RUNNING);
+      s.set_is_leader(leaderLocked() == m->id);
+    }
+    s.set_status_line("member " + h.member_name + " · " +
+                      std::string(healthy ? "running" : "starting"));
+    return s;
+  }
+
+  std::uint64_t leaderLocked() const {
+    for (const auto& m : members_) {
+      if (!m.learner && memberUp(m)) return m.id;
+    }
+    return 0;
+  }
+
+  // A plan taken by an agent: its etcd starts, and comes up when the cluster lets it.
+  void applyLocked(FakeHost& h, const v1::Plan& plan) {
+    h.plan = plan;
+    h.started = false;
+    if (h.crash_looping) return;
+    if (plan.mode() == v1::PLAN_MODE_LEARNER) {
+      for (auto& m : members_) {
+        if (m.peer_url == h.peerUrl()) {
+          m.name = h.member_name;
+          m.client_url = h.clientUrl();
+          h.member_id = m.id;
+          h.started = true;
+          h.started_once = true;
+        }
+      }
+      return;
+    }
+    startBootstrappedLocked();
+  }
+
+  // Static bootstrap: once every host named in an initial cluster holds its plan, they all start.
+  void startBootstrappedLocked() {
+    for (auto& h : hosts_) {
+      if (!h->plan || h->started || h->plan->mode() != v1::PLAN_MODE_NEW || h->crash_looping)
+        continue;
+      std::vector<FakeHost*> peers;
+      bool all = true;
+      for (const auto& entry : split(h->plan->initial_cluster())) {
+        FakeHost* p = hostOfPeer(entry.substr(entry.find('=') + 1));
+        if (p == nullptr || !p->plan || p->plan->cluster_token() != h->plan->cluster_token()) {
+          all = false;
+          break;
+        }
+        peers.push_back(p);
+      }
+      if (!all) continue;
+      for (auto* p : peers) {
+        if (p->started) continue;
+        p->member_id = next_id_++;
+        members_.push_back({p->member_id, p->member_name, p->peerUrl(), p->clientUrl(), false});
+        p->started = true;
+        p->started_once = true;
+      }
+    }
+  }
+
+  static std::vector<std::string> split(const std::string& csv) {
+    std::vector<std::string> out;
+    std::size_t start = 0;
+    while (start < csv.size()) {
+      auto comma = csv.find(',', start);
+      if (comma == std::string::npos) comma = csv.size();
+      out.push_back(csv.substr(start, comma - start));
+      start = comma + 1;
+    }
+    return out;
+  }
+
+  std::vector<std::unique_ptr<FakeHost>> hosts_;
+  std::vector<Member> members_;
+  std::uint64_t next_id_ = 0x1000;
+
+ private:
+  std::mutex mu_;
+  std::vector<std::pair<std::string, Error>> faults_;
+  std::vector<std::string> calls_;
+};
+
+class FakeAgent final : public fleet::AgentApi {
+ public:
+  FakeAgent(FakeFleet& fleet, std::string address) : fleet_(fleet), address_(std::move(address)) {}
+
+  [[nodiscard]] const std::string& address() const override { return address_; }
+
+  Result<v1::AgentStatus> status() const override {
+    return with("status",
+                [&](FakeHost& h) -> Result<v1::AgentStatus> { return fleet_.statusLocked(h); });
+  }
+
+  Result<v1::PreflightResponse> preflight(const std::string&,
+                                          const std::vector<unsigned>&) const override {
+    return with("preflight", [&](FakeHost& h) -> Result<v1::PreflightResponse> {
+      v1::PreflightResponse p;
+      p.set_ok(h.failed_checks.empty());
+      for (const auto& c : h.failed_checks) *p.add_checks() = c;
+      p.set_member_name(h.member_name);
+      p.set_advertise_host(h.advertise);
+      p.set_client_port(h.client_port);
+      p.set_peer_port(h.peer_port);
+      p.set_etcd_version("3.4.23");
+      p.set_fsync_p99_micros(2000);
+      p.set_data_dir_empty(!h.plan);
+      if (h.plan) p.set_existing_cluster_token(h.plan->cluster_token());
+      return p;
+    });
+  }
+
+  Result<v1::AgentStatus> applyPlan(const v1::Plan& plan) const override {
+    return with("applyPlan", [&](FakeHost& h) -> Result<v1::AgentStatus> {
+      if (h.plan) {
+        if (h.plan->cluster_token() == plan.cluster_token() && h.plan->mode() == plan.mode() &&
+            h.plan->initial_cluster() == plan.initial_cluster())
+          return fleet_.statusLocked(h);
+        return fail(Errc::kFailedPrecondition, "agent " + address_ + ": apply plan: member \"" +
+                                                   h.member_name + "\" already has a plan");
+      }
+      fleet_.applyLocked(h, plan);
+      return fleet_.statusLocked(h);
+    });
+  }
+
+  Result<v1::AgentStatus> stopMember() const override {
+    return with("stopMember", [&](FakeHost& h) -> Result<v1::AgentStatus> {
+      h.started = false;
+      return fleet_.statusLocked(h);
+    });
+  }
+  Result<v1::AgentStatus> startMember() const override {
+    return with("startMember", [&](FakeHost& h) -> Result<v1::AgentStatus> {
+      h.started = h.plan.has_value();
+      return fleet_.statusLocked(h);
+    });
+  }
+
+  Result<v1::AgentStatus> removeMember() const override {
+    return with("removeMember", [&](FakeHost& h) -> Result<v1::AgentStatus> {
+      h.plan.reset();
+      h.started = false;
+      h.started_once = false;
+      h.crash_looping = false;
+      h.member_id = 0;
+      h.last_error.clear();
+      return fleet_.statusLocked(h);
+    });
+  }
+
+  Result<std::string> setAutostart(bool enabled) const override {
+    return with("setAutostart", [&](FakeHost&) -> Result<std::string> {
+      return std::string(enabled ? "enabled" : "disabled");
+    });
+  }
+
+  Result<v1::NewDiscoveryTokenResponse> newDiscoveryToken(unsigned size) const override {
+    return with("newDiscoveryToken", [&](FakeHost& h) -> Result<v1::NewDiscoveryTokenResponse> {
+      v1::NewDiscoveryTokenResponse r;
+      r.set_token("tok");
+      r.set_size(size);
+      r.set_url("http://" + h.advertise + ":2377/tok");
+      return r;
+    });
+  }
+
+  Result<v1::UploadSnapshotResponse> uploadSnapshot(
+      const std::string&, const std::string& cluster_token, std::uint64_t size, const std::string&,
+      const std::function<void(std::uint64_t)>& progress) const override {
+    auto r = with("uploadSnapshot", [&](FakeHost&) -> Result<v1::UploadSnapshotResponse> {
+      v1::UploadSnapshotResponse u;
+      u.set_path("/var/lib/etcd-agent/restore/" + cluster_token + ".db");
+      u.set_size(size);
+      return u;
+    });
+    if (r && progress) progress(size);
+    return r;
+  }
+
+ private:
+  template <class Fn>
+  auto with(const std::string& call, Fn fn) const -> decltype(fn(std::declval<FakeHost&>())) {
+    if (auto e = fleet_.enter(address_, call)) return std::unexpected(*e);
+    std::lock_guard lock(fleet_.mu());
+    FakeHost* h = fleet_.host(address_);
+    if (h == nullptr || !h->up) {
+      return fail(Errc::kUnavailable, "agent " + address_ + ": " + call +
+                                          ": unreachable (connection refused); check that "
+                                          "etcd-agent runs there");
+    }
+    return fn(*h);
+  }
+
+  FakeFleet& fleet_;
+  std::string address_;
+};
+
+class FakeAgents final : public fleet::AgentDialer {
+ public:
+  explicit FakeAgents(FakeFleet& fleet) : fleet_(fleet) {}
+  Result<std::unique_ptr<fleet::AgentApi>> dial(const std::string& address,
+                                                Duration) const override {
+    return std::make_unique<FakeAgent>(fleet_, fleet::agentAddress(address));
+  }
+
+ private:
+  FakeFleet& fleet_;
+};
+
+class FakeCluster final : public fleet::ClusterApi {
+ public:
+  explicit FakeCluster(FakeFleet& fleet) : fleet_(fleet) {}
+
+  Result<std::vector<membership::MemberInfo>> members() override {
+    if (auto e = fleet_.enter("cluster", "members")) return std::unexpected(*e);
+    std::lock_guard lock(fleet_.mu());
+    if (fleet_.leaderLocked() == 0) return fail(Errc::kUnavailable, "no endpoint answers");
+    std::vector<membership::MemberInfo> out;
+    for (const auto& m : fleet_.members_) {
+      membership::MemberInfo i{
+          .id = m.id, .name = m.name, .peer_urls = {m.peer_url}, .is_learner = m.learner};
+      if (!m.client_url.empty()) i.client_urls = {m.client_url};
+      out.push_back(std::move(i));
+    }
+    return out;
+  }
+
+  std::set<std::uint64_t> healthy(const std::vector<membership::MemberInfo>& members,
+                                  std::chrono::milliseconds) override {
+    (void)fleet_.enter("cluster", "healthy");
+    std::lock_guard lock(fleet_.mu());
+    std::set<std::uint64_t> out;
+    for (const auto& i : members) {
+      const auto* m = fleet_.member(i.id);
+      if (m && fleet_.memberUp(*m)) out.insert(i.id);
+    }
+    return out;
+  }
+
+  Result<membership::AddedLearner> addLearner(const std::string& name, const std::string& peer_url,
+                                              std::stop_token) override {
+    if (auto e = fleet_.enter("cluster", "addLearner")) return std::unexpected(*e);
+    std::lock_guard lock(fleet_.mu());
+    for (const auto& m : fleet_.members_) {
+      if (m.peer_url == peer_url) return added(m.id, name, true);
+    }
+    for (const auto& m : fleet_.members_) {
+      if (m.learner) return fail(Errc::kFailedPrecondition, "learner " + m.name + " is pending");
+      if (!fleet_.memberUp(m))
+        return fail(Errc::kFailedPrecondition, "etcdserver: unhealthy cluster");
+    }
+    const auto id = fleet_.next_id_++;
+    fleet_.members_.push_back({id, "", peer_url, "", true});
+    return added(id, name, false);
+  }
+
+  Result<void> promoteWhenInSync(std::uint64_t id, std::chrono::seconds,
+                                 const std::function<void(const std::string&)>& progress,
+                                 std::stop_token) override {
+    if (auto e = fleet_.enter("cluster", "promote")) return std::unexpected(*e);
+    std::lock_guard lock(fleet_.mu());
+    for (auto& m : fleet_.members_) {
+      if (m.id != id) continue;
+      if (!fleet_.memberUp(m)) return fail(Errc::kDeadlineExceeded, "the learner is not in sync");
+      if (m.learner && progress) progress("promoted " + m.name);
+      m.learner = false;
+      return {};
+    }
+    return fail(Errc::kNotFound, "etcdserver: member not found");
+  }
+
+  Result<void> removeMember(std::uint64_t id, std::stop_token, std::chrono::milliseconds) override {
+    if (auto e = fleet_.enter("cluster", "removeMember")) return std::unexpected(*e);
+    std::lock_guard lock(fleet_.mu());
+    std::erase_if(fleet_.members_, [&](const auto& m) { return m.id == id; });
+    return {};
+  }
+
+  Result<etcdserverpb::MemberRemoveResponse> memberRemoveOnce(std::uint64_t id) override {
+    if (auto e = fleet_.enter("cluster", "memberRemoveOnce")) return std::unexpected(*e);
+    std::lock_guard lock(fleet_.mu());
+    const auto before = fleet_.members_.size();
+    std::erase_if(fleet_.members_, [&](const auto& m) { return m.id == id; });
+    if (fleet_.members_.size() == before)
+      return fail(Errc::kNotFound, "etcdserver: member not found");
+    etcdserverpb::MemberRemoveResponse r;
+    r.mutable_header()->set_cluster_id(0xc1);
+    return r;
+  }
+
+ private:
+  membership::AddedLearner added(std::uint64_t id, const std::string& name, bool already) {
+    std::string initial;
+    for (const auto& m : fleet_.members_) {
+      initial += (initial.empty() ? "" : ",") + (m.id == id ? name : m.name) + "=" + m.peer_url;
+    }
+    return {id, initial, already};
+  }
+
+  FakeFleet& fleet_;
+};
+
+class FakeMemberProbe final : public fleet::MemberProbe {
+ public:
+  FakeMemberProbe(FakeFleet& fleet, std::string client_url)
+      : fleet_(fleet), url_(std::move(client_url)) {}
+  std::optional<fleet::MemberHealthView> probe() override {
+    (void)fleet_.enter(url_, "probe");
+    std::lock_guard lock(fleet_.mu());
+    for (const auto& m : fleet_.members_) {
+      if (m.client_url == url_ && fleet_.memberUp(m)) {
+        return fleet::MemberHealthView{true, fleet_.leaderLocked() == m.id, m.id};
+      }
+    }
+    return std::nullopt;
+  }
+
+ private:
+  FakeFleet& fleet_;
+  std::string url_;
+};
+
+class FakeEtcd final : public fleet::EtcdDialer {
+ public:
+  explicit FakeEtcd(FakeFleet& fleet) : fleet_(fleet) {}
+  Result<std::unique_ptr<fleet::ClusterApi>> cluster(const std::vector<std::string>&,
+                                                     std::optional<Duration>) override {
+    if (auto e = fleet_.enter("etcd", "dial")) return std::unexpected(*e);
+    return std::make_unique<FakeCluster>(fleet_);
+  }
+  Result<std::unique_ptr<fleet::MemberProbe>> member(const std::string& client_url) override {
+    return std::make_unique<FakeMemberProbe>(fleet_, client_url);
+  }
+
+ private:
+  FakeFleet& fleet_;
+};
+
+}  // namespace etcdagent::testing

@@ -1,0 +1,129 @@
+// The lifecycle's states on the wire: the phase every client knows, the STATUS= line, and the
+// AgentStatus fields that depend on the state.
+
+#include "agent/service/member_status.hpp"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <optional>
+#include <string>
+
+namespace etcdagent::agent {
+namespace {
+
+using lifecycle::MemberState;
+using S = MemberState;
+
+struct World {
+  AgentConfig config;
+  std::optional<v1::MemberState> plan;
+  MemberHealth health;
+  std::string last_error;
+  OutputTail output;
+
+  World() {
+    config.member.name = "m1";
+    config.member.data_root = "/nonexistent-agent-root";
+    config.cluster.token = "test";
+    v1::MemberState s;
+    s.mutable_plan()->set_cluster_token("prod");
+    s.mutable_plan()->set_client_port(2379);
+    s.mutable_plan()->set_peer_port(2380);
+    s.mutable_plan()->set_restore_snapshot("/r/m1/prod.db");
+    plan = s;
+    health.healthy = true;
+    health.is_leader = true;
+    health.voting_members = 3;
+    health.learners = 1;
+    health.revision = 42;
+  }
+  MemberView view(S state, S shown, unsigned restarts = 0) const {
+    return MemberView{config, state, shown, plan, health, 0, restarts, last_error, output};
+  }
+  MemberView view(S state) const { return view(state, state); }
+};
+
+TEST(MemberStatus, EveryStateHasThePhaseClientsAlreadyKnow) {
+  const std::map<S, v1::MemberPhase> expected = {
+      {S::kWaiting, v1::MEMBER_PHASE_WAITING},
+      {S::kJoining, v1::MEMBER_PHASE_WAITING},
+      {S::kRestoring, v1::MEMBER_PHASE_STARTING},
+      {S::kStarting, v1::MEMBER_PHASE_STARTING},
+      {S::kRunning, v1::MEMBER_PHASE_RUNNING},
+      {S::kLearner, v1::MEMBER_PHASE_LEARNER},
+      {S::kPromoting, v1::MEMBER_PHASE_LEARNER},
+      {S::kBackoff, v1::MEMBER_PHASE_STARTING},
+      {S::kStopped, v1::MEMBER_PHASE_STOPPED},
+      {S::kCrashLooping, v1::MEMBER_PHASE_CRASH_LOOPING},
+      {S::kRemoved, v1::MEMBER_PHASE_REMOVED},
+  };
+  for (const S s : lifecycle::kAllStates) {
+    if (s == S::kStopping) continue;
+    EXPECT_EQ(wirePhase(s), expected.at(s)) << lifecycle::stateName(s);
+  }
+}
+
+TEST(MemberStatus, AStoppingMemberShowsAsWhatItWasAndNamesItsOwnState) {
+  World w;
+  for (const S before : {S::kRunning, S::kLearner, S::kStarting, S::kRestoring}) {
+    const auto s = agentStatus(w.view(S::kStopping, before));
+    EXPECT_EQ(s.phase(), wirePhase(before)) << lifecycle::stateName(before);
+    EXPECT_EQ(s.state(), "stopping");
+    EXPECT_EQ(s.status_line(), statusLine(w.view(before)));
+  }
+}
+
+TEST(MemberStatus, TheStatusLineOfEveryState) {
+  World w;
+  w.config.bootstrap.join = "http://127.0.0.9:2379";
+  EXPECT_EQ(statusLine(w.view(S::kRunning)),
+            "member m1 · leader · cluster prod · 3 voting + 1 learner · rev 42");
+  w.health.is_leader = false;
+  EXPECT_EQ(statusLine(w.view(S::kRunning)),
+            "member m1 · follower · cluster prod · 3 voting + 1 learner · rev 42");
+  EXPECT_EQ(statusLine(w.view(S::kLearner)),
+            "member m1 · learner · cluster prod · 3 voting + 1 learner · rev 42");
+  EXPECT_EQ(statusLine(w.view(S::kPromoting)), statusLine(w.view(S::kLearner)));
+  EXPECT_EQ(statusLine(w.view(S::kStopped)), "member m1 · stopped");
+  EXPECT_EQ(statusLine(w.view(S::kRestoring)),
+            "member m1 · restoring from snapshot /r/m1/prod.db · cluster prod");
+  EXPECT_EQ(statusLine(w.view(S::kStarting)), "member m1 · starting · cluster prod");
+  w.last_error = "etcd exited with status 1";
+  EXPECT_EQ(statusLine(w.view(S::kBackoff)),
+            "member m1 · starting · cluster prod · last: etcd exited with status 1");
+  EXPECT_EQ(statusLine(w.view(S::kCrashLooping, S::kCrashLooping, 5)),
+            "member m1 · crash-looping (5 restarts) · etcd exited with status 1");
+  EXPECT_EQ(statusLine(w.view(S::kRemoved)),
+            "member m1 · removed from cluster prod · wipe it: etcd-fleet agent wipe --host "
+            "127.0.0.1:2378");
+  w.plan.reset();
+  EXPECT_EQ(statusLine(w.view(S::kWaiting)), "waiting for a bootstrap plan");
+  EXPECT_EQ(statusLine(w.view(S::kJoining)),
+            "member m1 · joining the cluster at http://127.0.0.9:2379");
+}
+
+TEST(MemberStatus, JoiningIsSetOnlyWhileTheJoinFlowAddsTheMember) {
+  World w;
+  w.plan.reset();
+  w.config.bootstrap.join = "http://127.0.0.9:2379";
+  EXPECT_TRUE(agentStatus(w.view(S::kJoining)).joining());
+  EXPECT_FALSE(agentStatus(w.view(S::kWaiting)).joining());
+  EXPECT_EQ(agentStatus(w.view(S::kJoining)).cluster_token(), "test");  // the config's, no plan
+}
+
+TEST(MemberStatus, EtcdsLastLinesAreShownWhenSomethingWentWrong) {
+  World w;
+  w.output.add("first line");
+  w.output.add("last line");
+  EXPECT_EQ(agentStatus(w.view(S::kRunning)).last_etcd_lines_size(), 0);
+  EXPECT_EQ(agentStatus(w.view(S::kCrashLooping)).last_etcd_lines_size(), 2);
+  EXPECT_EQ(agentStatus(w.view(S::kRemoved)).last_etcd_lines_size(), 2);
+  w.last_error = "etcd killed by signal Killed";
+  const auto s = agentStatus(w.view(S::kStarting));
+  ASSERT_EQ(s.last_etcd_lines_size(), 2);
+  EXPECT_EQ(s.last_etcd_lines(1), "last line");
+}
+
+}  // namespace
+}  // namespace etcdagent::agent

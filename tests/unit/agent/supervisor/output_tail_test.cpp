@@ -1,0 +1,49 @@
+// OutputTail: the first 3 and the last 20 lines of a run, without a line twice.
+
+#include "agent/supervisor/output_tail.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace etcdagent::agent {
+namespace {
+
+std::vector<std::string> excerptOf(int lines) {
+  OutputTail out;
+  for (int i = 1; i <= lines; ++i) out.add("l" + std::to_string(i));
+  return out.excerpt();
+}
+
+std::vector<std::string> range(int from, int to) {
+  std::vector<std::string> r;
+  for (int i = from; i <= to; ++i) r.push_back("l" + std::to_string(i));
+  return r;
+}
+
+TEST(OutputTail, AShortRunIsShownWhole) {
+  EXPECT_TRUE(excerptOf(0).empty());
+  EXPECT_EQ(excerptOf(2), range(1, 2));
+  EXPECT_EQ(excerptOf(23), range(1, 23));  // head and tail meet
+}
+
+TEST(OutputTail, ALongRunShowsItsHeadAndTailWithAGap) {
+  auto r = excerptOf(30);
+  ASSERT_EQ(r.size(), 24U);
+  EXPECT_EQ(std::vector<std::string>(r.begin(), r.begin() + 3), range(1, 3));
+  EXPECT_EQ(r[3], "...");
+  EXPECT_EQ(std::vector<std::string>(r.begin() + 4, r.end()), range(11, 30));
+}
+
+TEST(OutputTail, ClearStartsAFreshRun) {
+  OutputTail out;
+  out.add("old");
+  out.clear();
+  out.add("new");
+  EXPECT_EQ(out.excerpt(), std::vector<std::string>{"new"});
+  EXPECT_EQ(out.tail().back(), "new");
+}
+
+}  // namespace
+}  // namespace etcdagent::agent

@@ -1,0 +1,535 @@
+// The supervisor driven through its seams: a fake launcher (the test writes etcd's output and ends
+// it), probes the test answers, a manual clock (timers fire when the test advances time; nothing
+// sleeps) and a member store in memory. What is asserted is what clients see: AgentStatus and the
+// STATUS= line, and what the supervisor started, signalled and stored.
+
+#include "agent/supervisor/supervisor.hpp"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "agent/service/member_status.hpp"
+#include "tests/mocks/fake_health.hpp"
+#include "tests/mocks/fake_launcher.hpp"
+#include "tests/mocks/manual_clock.hpp"
+#include "tests/mocks/memory_member_store.hpp"
+
+namespace etcdagent::testing {
+namespace {
+
+using namespace std::chrono_literals;
+using agent::ExitStatus;
+using ::testing::Contains;
+using ::testing::HasSubstr;
+
+const ExitStatus kKilled{-1, SIGKILL};
+const ExitStatus kTerminated{-1, SIGTERM};
+const ExitStatus kFailed{1, 0};
+
+agent::AgentConfig testConfig() {
+  agent::AgentConfig c;
+  c.source = "agent.toml";
+  c.member.name = "m1";
+  c.member.data_root = "/nonexistent-agent-root";
+  c.cluster.token = "test";
+  return c;
+}
+
+v1::Plan newPlan() {
+  v1::Plan p;
+  p.set_mode(v1::PLAN_MODE_NEW);
+  p.set_cluster_token("test");
+  p.set_initial_cluster("m1=http://127.0.0.1:2380");
+  p.set_client_port(2379);
+  p.set_peer_port(2380);
+  return p;
+}
+
+const std::string kSnapshot = "/nonexistent-agent-root/restore/m1/test.db";
+
+class SupervisorTest : public ::testing::Test {
+ protected:
+  SupervisorTest() { make(testConfig()); }
+
+  void make(agent::AgentConfig config) {
+    supervisor.reset();
+    supervisor = std::make_unique<agent::Supervisor>(
+        io, std::move(config), log, agent::SupervisorSeams{launcher, health, clock, store});
+  }
+
+  void init() {
+    bool done = false;
+    supervisor->init([&](Result<void> r) {
+      EXPECT_TRUE(r) << r.error().message;
+      done = true;
+    });
+    ASSERT_TRUE(done);
+  }
+
+  // Waiting, then a plan: etcd runs, not yet asked.
+  void started(const v1::Plan& plan = newPlan()) {
+    init();
+    auto applied = supervisor->applyPlan(plan);
+    ASSERT_TRUE(applied) << applied.error().message;
+    ASSERT_TRUE(launcher.running());
+  }
+
+  // The first probe is due 500 ms after the start; `h` answers it.
+  void probed(const agent::MemberHealth& h) {
+    clock.advance(500ms);
+    ASSERT_EQ(health.pending(), 1U);
+    ASSERT_TRUE(health.answer(h));
+  }
+
+  void running() {
+    started();
+    probed(FakeHealth::healthy());
+    ASSERT_EQ(status().phase(), v1::MEMBER_PHASE_RUNNING);
+  }
+
+  // etcd exits; the restart is `delay` away on the clock.
+  void crashesAndRestartsAfter(std::chrono::milliseconds delay) {
+    const auto spawned = launcher.spawned();
+    launcher.exit(kFailed);
+    ASSERT_EQ(clock.nextDue(), delay);
+    clock.advance(delay - 1ms);
+    EXPECT_EQ(launcher.spawned(), spawned) << "restarted before its backoff passed";
+    clock.advance(1ms);
+    ASSERT_EQ(launcher.spawned(), spawned + 1);
+  }
+
+  void restoring() {
+    store.files.insert(kSnapshot);
+    auto plan = newPlan();
+    plan.set_restore_snapshot(kSnapshot);
+    started(plan);
+    ASSERT_EQ(status().state(), "restoring");
+    store.restore_temp = true;  // etcdctl writes its member there
+  }
+
+  v1::AgentStatus status() const { return agent::agentStatus(supervisor->view()); }
+
+  boost::asio::io_context io;
+  agent::EtcdLogSink log{"m1"};
+  FakeLauncher launcher;
+  FakeHealth health;
+  ManualClock clock;
+  MemoryMemberStore store;
+  std::unique_ptr<agent::Supervisor> supervisor;
+};
+
+TEST_F(SupervisorTest, WaitsForAPlanThenStartsEtcdAndReportsItRunningOnceHealthy) {
+  init();
+  auto s = status();
+  EXPECT_EQ(s.phase(), v1::MEMBER_PHASE_WAITING);
+  EXPECT_EQ(s.state(), "waiting");
+  EXPECT_EQ(s.status_line(), "waiting for a bootstrap plan");
+  EXPECT_EQ(launcher.spawned(), 0U);
+
+  ASSERT_TRUE(supervisor->applyPlan(newPlan()));
+  ASSERT_EQ(launcher.spawned(), 1U);
+  const auto& spec = launcher.last().spec;
+  EXPECT_EQ(spec.argv.front(), "/usr/bin/etcd");
+  EXPECT_THAT(spec.argv, Contains("--initial-cluster-state=new"));
+  EXPECT_EQ(spec.inherit_fds, std::vector<int>{store.lockFd()});  // the member lock goes along
+  ASSERT_TRUE(store.state);
+  EXPECT_FALSE(store.state->started_once());
+  s = status();
+  EXPECT_EQ(s.phase(), v1::MEMBER_PHASE_STARTING);
+  EXPECT_EQ(s.state(), "starting");
+  EXPECT_EQ(s.etcd_pid(), launcher.last().pid);
+  EXPECT_EQ(s.status_line(), "member m1 · starting · cluster test");
+  EXPECT_EQ(health.endpoints, std::vector<std::string>{"http://127.0.0.1:2379"});
+
+  probed(FakeHealth::unhealthy());
+  EXPECT_EQ(status().phase(), v1::MEMBER_PHASE_STARTING);
+  EXPECT_EQ(clock.nextDue(), 500ms);  // starting: asked again soon
+  clock.advance(500ms);
+  ASSERT_TRUE(health.answer(FakeHealth::healthy()));
+  s = status();
+  EXPECT_EQ(s.phase(), v1::MEMBER_PHASE_RUNNING);
+  EXPECT_EQ(s.state(), "running");
+  EXPECT_TRUE(s.healthy());
+  EXPECT_EQ(s.member_id(), 0xabcU);
+  EXPECT_EQ(s.status_line(), "member m1 · leader · cluster test · 1 voting · rev 7");
+  EXPECT_TRUE(store.state->started_once());
+  EXPECT_EQ(store.state->member_id(), 0xabcU);
+  EXPECT_EQ(clock.nextDue(), 5000ms);  // running: every 5 s
+}
+
+TEST_F(SupervisorTest, AnAcceptedPlanIsFoundAtStartAndRestartsAsExisting) {
+  v1::MemberState state;
+  state.set_version(1);
+  *state.mutable_plan() = newPlan();
+  state.set_started_once(true);
+  state.set_accepted_at("2024-01-01T00:00:00Z");
+  store.state = state;
+  store.data_empty = false;
+  init();
+  ASSERT_EQ(launcher.spawned(), 1U);
+  EXPECT_THAT(launcher.last().spec.argv, Contains("--initial-cluster-state=existing"));
+}
+
+TEST_F(SupervisorTest, ACrashIsRestartedAfterABackoffThatDoubles) {
+  running();
+  launcher.line(R"({"level":"error","msg":"failed to serve","error":"disk full"})");
+  crashesAndRestartsAfter(1000ms);
+  auto s = status();
+  EXPECT_EQ(s.restart_count(), 1U);
+  EXPECT_EQ(s.last_error(), "etcd exited with status 1 (failed to serve: disk full)");
+  EXPECT_EQ(s.phase(), v1::MEMBER_PHASE_STARTING);
+  EXPECT_EQ(s.state(), "starting");
+  crashesAndRestartsAfter(2000ms);
+  crashesAndRestartsAfter(4000ms);
+  // Between the exit and the restart: backoff, which clients know as starting.
+  launcher.exit(kKilled);
+  s = status();
+  EXPECT_EQ(s.state(), "backoff");
+  EXPECT_EQ(s.phase(), v1::MEMBER_PHASE_STARTING);
+  EXPECT_EQ(s.etcd_pid(), 0);
+  EXPECT_FALSE(s.healthy());
+  EXPECT_EQ(s.status_line(), "member m1 · starting · cluster test · last: etcd killed by signal " +
+                                 std::string(strsignal(SIGKILL)));
+  EXPECT_EQ(clock.nextDue(), 8000ms);
+}
+
+TEST_F(SupervisorTest, FiveQuickFailuresAreACrashLoopThatIsStillRestarted) {
+  started();
+  launcher.line("etcd: unknown flag --no-such-flag");
+  crashesAndRestartsAfter(1000ms);
+  crashesAndRestartsAfter(2000ms);
+  crashesAndRestartsAfter(4000ms);
+  crashesAndRestartsAfter(8000ms);
+  EXPECT_EQ(status().phase(), v1::MEMBER_PHASE_STARTING);
+  launcher.line("etcd: unknown flag --no-such-flag");
+  launcher.exit(kFailed);
+  auto s = status();
+  EXPECT_EQ(s.phase(), v1::MEMBER_PHASE_CRASH_LOOPING);
+  EXPECT_EQ(s.state(), "crash-looping");
+  EXPECT_EQ(s.restart_count(), 5U);
+  EXPECT_EQ(s.status_line(), "member m1 · crash-looping (5 restarts) · etcd exited with status 1");
+  EXPECT_THAT(s.last_etcd_lines(), Contains("etcd: unknown flag --no-such-flag"));
+  EXPECT_EQ(clock.nextDue(), 16000ms);
+  clock.advance(16000ms);
+  EXPECT_EQ(launcher.spawned(), 6U);
+}
+
+TEST_F(SupervisorTest, TenHealthyMinutesResetTheBackoff) {
+  started();
+  crashesAndRestartsAfter(1000ms);
+  crashesAndRestartsAfter(2000ms);
+  probed(FakeHealth::healthy());
+  clock.advance(9min);
+  crashesAndRestartsAfter(4000ms);  // nine minutes are not enough
+  probed(FakeHealth::healthy());
+  clock.advance(10min);
+  crashesAndRestartsAfter(1000ms);
+}
+
+TEST_F(SupervisorTest, AMemberRemovedFromItsClusterIsNotRestartedUntilWiped) {
+  running();
+  launcher.line(
+      R"({"level":"warn","msg":"the member has been permanently removed from the cluster"})");
+  launcher.exit(ExitStatus{0, 0});
+  auto s = status();
+  EXPECT_EQ(s.phase(), v1::MEMBER_PHASE_REMOVED);
+  EXPECT_EQ(s.state(), "removed");
+  EXPECT_THAT(s.last_error(), HasSubstr("member m1 (abc) was removed from cluster \"test\""));
+  EXPECT_THAT(s.last_error(), HasSubstr("its data can never rejoin"));
+  EXPECT_EQ(s.status_line(),
+            "member m1 · removed from cluster test · wipe it: etcd-fleet agent wipe --host "
+            "127.0.0.1:2378");
+  EXPECT_EQ(clock.armed(), 0U);
+  clock.advance(10min);
+  EXPECT_EQ(launcher.spawned(), 1U);
+  auto refused = supervisor->start();
+  ASSERT_FALSE(refused);
+  EXPECT_THAT(refused.error().message, HasSubstr("its data can never rejoin"));
+  bool stopped = false;
+  supervisor->stop([&] { stopped = true; });
+  EXPECT_TRUE(stopped);
+  EXPECT_EQ(status().phase(), v1::MEMBER_PHASE_REMOVED);
+
+  std::optional<Result<void>> removed;
+  supervisor->remove([&](Result<void> r) { removed = r; });
+  ASSERT_TRUE(removed && *removed);
+  EXPECT_EQ(status().phase(), v1::MEMBER_PHASE_WAITING);
+  EXPECT_EQ(status().last_error(), "");
+  EXPECT_EQ(store.wipes, 1);
+}
+
+// The stale-flag bug: a run that said "removed", a wipe, a new plan, and an exec failure of its
+// first start must be a crash to retry, not "removed".
+TEST_F(SupervisorTest, AnExecFailureIsACrashNeverARemovedMember) {
+  running();
+  launcher.line("member permanently removed from the cluster");
+  launcher.exit(ExitStatus{0, 0});
+  ASSERT_EQ(status().phase(), v1::MEMBER_PHASE_REMOVED);
+  supervisor->remove([](Result<void> r) { ASSERT_TRUE(r); });
+  launcher.failNextSpawn(Error{Errc::kIo, "cannot start /usr/bin/etcd: Permission denied"});
+  ASSERT_TRUE(supervisor->applyPlan(newPlan()));
+  auto s = status();
+  EXPECT_EQ(s.phase(), v1::MEMBER_PHASE_STARTING);
+  EXPECT_EQ(s.state(), "backoff");
+  EXPECT_EQ(s.last_error(), "etcd exited with status 127");
+  EXPECT_EQ(s.restart_count(), 1U);
+  EXPECT_EQ(clock.nextDue(), 1000ms);
+  clock.advance(1000ms);
+  EXPECT_EQ(launcher.spawned(), 2U);
+  EXPECT_EQ(status().state(), "starting");
+}
+
+TEST_F(SupervisorTest, StopTerminatesEtcdKillsItAfterTheTimeoutAndStartRunsItAgain) {
+  running();
+  bool stopped = false;
+  supervisor->stop([&] { stopped = true; });
+  EXPECT_EQ(launcher.last().signals, std::vector<int>{SIGTERM});
+  EXPECT_FALSE(stopped);
+  auto s = status();
+  EXPECT_EQ(s.state(), "stopping");
+  EXPECT_EQ(s.phase(), v1::MEMBER_PHASE_RUNNING);  // as it was, until it stopped
+  EXPECT_EQ(s.status_line(), "member m1 · leader · cluster test · 1 voting · rev 7");
+  EXPECT_EQ(clock.nextDue(), 15000ms);  // the kill; the probe timer is gone
+  clock.advance(15000ms);
+  EXPECT_EQ(launcher.last().signals, (std::vector<int>{SIGTERM, SIGKILL}));
+  launcher.exit(kKilled);
+  EXPECT_TRUE(stopped);
+  s = status();
+  EXPECT_EQ(s.phase(), v1::MEMBER_PHASE_STOPPED);
+  EXPECT_EQ(s.status_line(), "member m1 · stopped");
+  EXPECT_EQ(s.etcd_pid(), 0);
+  EXPECT_EQ(s.restart_count(), 0U);  // a requested stop is no crash
+  EXPECT_EQ(clock.armed(), 0U);
+
+  // The accepted plan again starts it (what a retrying coordinator sends), as StartMember does.
+  ASSERT_TRUE(supervisor->applyPlan(newPlan()));
+  EXPECT_EQ(launcher.spawned(), 2U);
+  EXPECT_EQ(status().phase(), v1::MEMBER_PHASE_STARTING);
+  auto other = newPlan();
+  other.set_cluster_token("another");
+  auto refused = supervisor->applyPlan(other);
+  ASSERT_FALSE(refused);
+  EXPECT_THAT(refused.error().message, HasSubstr("already has a plan"));
+}
+
+TEST_F(SupervisorTest, StopWhileInBackoffCancelsTheRestart) {
+  running();
+  launcher.exit(kFailed);
+  ASSERT_EQ(status().state(), "backoff");
+  bool stopped = false;
+  supervisor->stop([&] { stopped = true; });
+  EXPECT_TRUE(stopped);
+  EXPECT_EQ(status().phase(), v1::MEMBER_PHASE_STOPPED);
+  EXPECT_EQ(clock.armed(), 0U);
+  clock.advance(10min);
+  EXPECT_EQ(launcher.spawned(), 1U);
+  ASSERT_TRUE(supervisor->start());
+  EXPECT_EQ(launcher.spawned(), 2U);
+}
+
+TEST_F(SupervisorTest, ARunningMemberThatStopsAnsweringShowsAsStarting) {
+  running();
+  clock.advance(5000ms);
+  ASSERT_TRUE(health.answer(FakeHealth::unhealthy("context deadline exceeded")));
+  auto s = status();
+  EXPECT_EQ(s.phase(), v1::MEMBER_PHASE_STARTING);
+  EXPECT_EQ(s.last_error(), "etcd is not healthy: context deadline exceeded");
+  EXPECT_EQ(s.status_line(),
+            "member m1 · starting · cluster test · last: etcd is not healthy: context deadline "
+            "exceeded");
+  EXPECT_TRUE(launcher.last().signals.empty()) << "etcd restarts only when it exits";
+}
+
+TEST_F(SupervisorTest, ARestoreRunsBeforeTheFirstStartAndItsSnapshotGoesOnceHealthy) {
+  restoring();
+  const auto& spec = launcher.last().spec;
+  EXPECT_EQ(spec.argv.front(), "/usr/bin/etcdctl");
+  EXPECT_THAT(spec.env, Contains("ETCDCTL_API=3"));
+  auto s = status();
+  EXPECT_EQ(s.phase(), v1::MEMBER_PHASE_STARTING);
+  EXPECT_EQ(s.etcd_pid(), 0);  // etcdctl is not etcd
+  EXPECT_EQ(s.status_line(),
+            "member m1 · restoring from snapshot " + kSnapshot + " · cluster test");
+  EXPECT_EQ(clock.nextDue(), 10min);
+
+  launcher.exit(ExitStatus{0, 0});
+  EXPECT_FALSE(store.data_empty);
+  ASSERT_EQ(launcher.spawned(), 2U);
+  EXPECT_EQ(launcher.last().spec.argv.front(), "/usr/bin/etcd");
+  EXPECT_EQ(status().state(), "starting");
+  probed(FakeHealth::healthy());
+  EXPECT_FALSE(store.files.contains(kSnapshot));
+  EXPECT_TRUE(store.state->started_once());
+}
+
+TEST_F(SupervisorTest, AFailedRestoreIsCrashLoopingWithEtcdctlsLastLineAndNotRetried) {
+  restoring();
+  launcher.line("Error: simulated: the disk is on fire");
+  launcher.exit(ExitStatus{3, 0});
+  auto s = status();
+  EXPECT_EQ(s.phase(), v1::MEMBER_PHASE_CRASH_LOOPING);
+  EXPECT_THAT(s.last_error(), HasSubstr("etcdctl snapshot restore of " + kSnapshot +
+                                        " exited with status 3: Error: simulated: the disk is on "
+                                        "fire"));
+  EXPECT_EQ(s.restart_count(), 1U);
+  EXPECT_THAT(s.last_etcd_lines(), Contains("Error: simulated: the disk is on fire"));
+  EXPECT_FALSE(store.restore_temp);
+  EXPECT_TRUE(store.data_empty);
+  EXPECT_EQ(clock.armed(), 0U);
+  clock.advance(10min);
+  EXPECT_EQ(launcher.spawned(), 1U);
+}
+
+TEST_F(SupervisorTest, ARestoreThatTakesTooLongIsKilled) {
+  restoring();
+  clock.advance(10min);
+  EXPECT_EQ(launcher.last().signals, std::vector<int>{SIGKILL});
+  launcher.exit(kKilled);
+  EXPECT_EQ(status().phase(), v1::MEMBER_PHASE_CRASH_LOOPING);
+}
+
+TEST_F(SupervisorTest, StopDuringARestoreDeletesTheHalfRestoredDirAndEndsStopped) {
+  restoring();
+  bool stopped = false;
+  supervisor->stop([&] { stopped = true; });
+  EXPECT_EQ(launcher.last().signals, std::vector<int>{SIGTERM});
+  auto s = status();
+  EXPECT_EQ(s.state(), "stopping");
+  EXPECT_THAT(s.status_line(), HasSubstr("restoring from snapshot"));
+  EXPECT_EQ(clock.nextDue(), 15000ms);  // bounded like any stop; the restore timeout is gone
+  launcher.exit(kTerminated);
+  EXPECT_TRUE(stopped);
+  EXPECT_EQ(status().phase(), v1::MEMBER_PHASE_STOPPED);
+  EXPECT_FALSE(store.restore_temp);
+  EXPECT_TRUE(store.data_empty);
+  EXPECT_TRUE(store.files.contains(kSnapshot));  // kept for the next attempt
+  EXPECT_EQ(clock.armed(), 0U);
+
+  ASSERT_TRUE(supervisor->start());
+  EXPECT_EQ(launcher.spawned(), 2U);
+  EXPECT_EQ(launcher.last().spec.argv.front(), "/usr/bin/etcdctl");
+  EXPECT_EQ(status().state(), "restoring");
+}
+
+// remove (wipe) from every state the member can be in: it ends waiting, with nothing running or
+// armed and the store wiped.
+TEST_F(SupervisorTest, RemoveWipesTheMemberFromEveryState) {
+  const std::vector<std::pair<std::string, std::function<void()>>> states = {
+      {"waiting", [&] { init(); }},
+      {"starting", [&] { started(); }},
+      {"running", [&] { running(); }},
+      {"backoff", [&] { running(), launcher.exit(kFailed); }},
+      {"crash-looping",
+       [&] {
+         started();
+         for (int i = 0; i < 5; ++i) {
+           launcher.exit(kFailed);
+           if (i < 4) clock.advance(*clock.nextDue());
+         }
+       }},
+      {"restoring", [&] { restoring(); }},
+      {"stopped", [&] { running(), supervisor->stop({}), launcher.exit(kTerminated); }},
+      {"removed",
+       [&] {
+         running(), launcher.line("permanently removed from the cluster"),
+             launcher.exit(ExitStatus{0, 0});
+       }},
+  };
+  for (const auto& [name, reach] : states) {
+    SCOPED_TRACE(name);
+    store = MemoryMemberStore{};
+    make(testConfig());
+    reach();
+    ASSERT_EQ(status().state(), name);
+    const bool etcd_ran = launcher.running();
+    std::optional<Result<void>> removed;
+    supervisor->remove([&](Result<void> r) { removed = r; });
+    if (etcd_ran) {
+      EXPECT_FALSE(removed) << "removed before etcd stopped";
+      EXPECT_EQ(launcher.last().signals.back(), SIGTERM);
+      launcher.exit(kTerminated);
+    }
+    ASSERT_TRUE(removed && *removed);
+    auto s = status();
+    EXPECT_EQ(s.phase(), v1::MEMBER_PHASE_WAITING);
+    EXPECT_EQ(s.restart_count(), 0U);
+    EXPECT_EQ(s.last_error(), "");
+    EXPECT_EQ(store.wipes, 1);
+    EXPECT_FALSE(store.state);
+    EXPECT_FALSE(store.restore_temp);
+    EXPECT_EQ(clock.armed(), 0U);
+    EXPECT_FALSE(supervisor->state());
+  }
+}
+
+TEST_F(SupervisorTest, AFailedWipeKeepsThePlanAndSaysWhy) {
+  running();
+  store.fail_wipe = Error{Errc::kIo, "cannot delete /nonexistent-agent-root/m1/data: busy"};
+  std::optional<Result<void>> removed;
+  supervisor->remove([&](Result<void> r) { removed = r; });
+  launcher.exit(kTerminated);
+  ASSERT_TRUE(removed);
+  ASSERT_FALSE(*removed);
+  EXPECT_THAT(removed->error().message, HasSubstr("busy"));
+  EXPECT_EQ(status().phase(), v1::MEMBER_PHASE_STOPPED);
+  EXPECT_TRUE(supervisor->state());
+}
+
+TEST_F(SupervisorTest, TheJoinFlowShowsAsJoiningThenPromoting) {
+  auto config = testConfig();
+  config.bootstrap.join = "http://127.0.0.9:2379";
+  make(config);
+  init();
+  EXPECT_FALSE(status().joining());  // until the join flow runs
+  supervisor->joinStarted();
+  auto s = status();
+  EXPECT_EQ(s.phase(), v1::MEMBER_PHASE_WAITING);
+  EXPECT_TRUE(s.joining());
+  EXPECT_EQ(s.state(), "joining");
+  EXPECT_EQ(s.status_line(), "member m1 · joining the cluster at http://127.0.0.9:2379");
+
+  auto plan = newPlan();
+  plan.set_mode(v1::PLAN_MODE_LEARNER);
+  ASSERT_TRUE(supervisor->applyPlan(plan));
+  EXPECT_FALSE(status().joining());
+  supervisor->promotionStarted();
+  probed(FakeHealth::healthy(/*learner=*/true));
+  s = status();
+  EXPECT_EQ(s.phase(), v1::MEMBER_PHASE_LEARNER);
+  EXPECT_EQ(s.state(), "promoting");
+  EXPECT_EQ(s.status_line(), "member m1 · learner · cluster test · 1 voting · rev 7");
+  supervisor->promotionFinished();
+  EXPECT_EQ(status().state(), "learner");
+  clock.advance(5000ms);
+  ASSERT_TRUE(health.answer(FakeHealth::healthy()));
+  EXPECT_EQ(status().phase(), v1::MEMBER_PHASE_RUNNING);
+}
+
+TEST_F(SupervisorTest, WaitsForTheMemberLockWithTheLoopRunning) {
+  store.lock_free = false;
+  std::optional<Result<void>> ready;
+  supervisor->init([&](Result<void> r) { ready = r; });
+  EXPECT_FALSE(ready);  // the wait runs on the worker; the loop answers
+  io.run();             // and runs until it did (nothing else is on it)
+  ASSERT_TRUE(ready);
+  EXPECT_TRUE(*ready);
+
+  store.free_after_wait = false;
+  make(testConfig());
+  ready.reset();
+  io.restart();
+  supervisor->init([&](Result<void> r) { ready = r; });
+  io.run();
+  ASSERT_TRUE(ready);
+  ASSERT_FALSE(*ready);
+  EXPECT_THAT(ready->error().message, HasSubstr("is held by another process"));
+}
+
+}  // namespace
+}  // namespace etcdagent::testing

@@ -1,0 +1,40 @@
+// The one comma splitter, with the rules each of its callers states.
+
+#include "common/strings.hpp"
+
+#include <gtest/gtest.h>
+
+namespace etcdagent {
+namespace {
+
+using List = std::vector<std::string>;
+
+TEST(SplitComma, ByDefaultKeepsEveryItemLikeGoStringsSplit) {
+  EXPECT_EQ(splitComma("a,b"), (List{"a", "b"}));
+  EXPECT_EQ(splitComma("a,"), (List{"a", ""}));
+  EXPECT_EQ(splitComma(",,"), (List{"", "", ""}));
+  EXPECT_EQ(splitComma(""), (List{""}));
+  EXPECT_EQ(splitComma(" a , b"), (List{" a ", " b"}));
+}
+
+TEST(SplitComma, TrimsItemsAndKeepsTheEmptyOnesSoACallerCanRefuseThem) {
+  EXPECT_EQ(splitComma(" h1 ,\th2:2378 ,, ", {.trim = true}), (List{"h1", "h2:2378", "", ""}));
+  EXPECT_EQ(splitComma("", {.trim = true}), (List{""}));
+}
+
+TEST(SplitComma, TrimsAndSkipsEmptyItems) {
+  const SplitRules rules{.trim = true, .skip_empty = true};
+  EXPECT_EQ(splitComma("http://a:2379, http://b:2379,,", rules),
+            (List{"http://a:2379", "http://b:2379"}));
+  EXPECT_EQ(splitComma("", rules), List{});
+  EXPECT_EQ(splitComma(" , ", rules), List{});
+}
+
+TEST(TrimSpace, StripsAsciiWhitespaceAtBothEndsOnly) {
+  EXPECT_EQ(trimSpace(" \t a b \r\n"), "a b");
+  EXPECT_EQ(trimSpace(" \v\f "), "");
+  EXPECT_EQ(trimSpace("x"), "x");
+}
+
+}  // namespace
+}  // namespace etcdagent

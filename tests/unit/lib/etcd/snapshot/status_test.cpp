@@ -1,0 +1,151 @@
+// The native reader of etcd's snapshot files: snapshot.Status of a bbolt database, its integrity
+// check, and the trailer check of a file.
+
+#include "etcd/snapshot/status.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "tests/mocks/snapshot_bytes.hpp"
+
+namespace etcdagent::etcd {
+namespace {
+
+using testing::withTrailer;
+
+// A bitwise CRC-32C, independent of the table-driven one under test.
+std::uint32_t crc32c(std::string_view data) {
+  std::uint32_t crc = ~0u;
+  for (unsigned char c : data) {
+    crc ^= c;
+    for (int k = 0; k < 8; ++k) crc = (crc & 1) ? (crc >> 1) ^ 0x82F63B78u : crc >> 1;
+  }
+  return ~crc;
+}
+
+template <class T>
+void put(std::string& b, std::size_t off, T v) {
+  std::memcpy(b.data() + off, &v, sizeof v);
+}
+
+std::uint64_t fnv64a(std::string_view d) {
+  std::uint64_t h = 14695981039346656037ull;
+  for (unsigned char c : d) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+// A minimal bbolt file: two metas, an empty freelist (page 2) and a root leaf (page 3) holding
+// the bucket "key" inline, with one etcd revision key (main 7, sub 0) and a value.
+std::string tinyBolt(std::string* revkey, std::string* value) {
+  constexpr std::size_t ps = 4096;
+  std::string db(4 * ps, '\0');
+  for (std::uint64_t m = 0; m < 2; ++m) {
+    const std::size_t off = m * ps;
+    put<std::uint64_t>(db, off, m);
+    put<std::uint16_t>(db, off + 8, 0x04);
+    const std::size_t meta = off + 16;
+    put<std::uint32_t>(db, meta, 0xED0CDAED);
+    put<std::uint32_t>(db, meta + 4, 2);
+    put<std::uint32_t>(db, meta + 8, ps);
+    put<std::uint64_t>(db, meta + 16, 3);  // root bucket page
+    put<std::uint64_t>(db, meta + 32, 2);  // freelist page
+    put<std::uint64_t>(db, meta + 40, 4);  // high water mark
+    put<std::uint64_t>(db, meta + 48, m);  // txid
+    put<std::uint64_t>(db, meta + 56, fnv64a(std::string_view(db).substr(meta, 56)));
+  }
+  put<std::uint64_t>(db, 2 * ps, 2);
+  put<std::uint16_t>(db, 2 * ps + 8, 0x10);
+
+  std::string k(17, '\0');
+  k[7] = 7;
+  k[8] = '_';
+  *revkey = k;
+  *value = "etcd-value";
+  std::string inl(16 + 16 + 16, '\0');  // bucket header, page header, one leaf element
+  put<std::uint16_t>(inl, 16 + 8, 0x02);
+  put<std::uint16_t>(inl, 16 + 10, 1);
+  put<std::uint32_t>(inl, 32 + 4, 16);  // key right after the element
+  put<std::uint32_t>(inl, 32 + 8, static_cast<std::uint32_t>(k.size()));
+  put<std::uint32_t>(inl, 32 + 12, static_cast<std::uint32_t>(value->size()));
+  inl += k + *value;
+
+  const std::size_t root = 3 * ps;
+  put<std::uint64_t>(db, root, 3);
+  put<std::uint16_t>(db, root + 8, 0x02);
+  put<std::uint16_t>(db, root + 10, 1);
+  put<std::uint32_t>(db, root + 16, 0x01);  // bucket
+  put<std::uint32_t>(db, root + 20, 16);
+  put<std::uint32_t>(db, root + 24, 3);
+  put<std::uint32_t>(db, root + 28, static_cast<std::uint32_t>(inl.size()));
+  db.replace(root + 32, 3, "key");
+  db.replace(root + 35, inl.size(), inl);
+  return db;
+}
+
+TEST(SnapshotStatus, ReadsHashRevisionKeysAndSizeOfABoltFile) {
+  std::string k;
+  std::string v;
+  const std::string db = tinyBolt(&k, &v);
+  auto st = snapshotStatusOf(db);
+  ASSERT_TRUE(st) << st.error().message;
+  EXPECT_EQ(st->total_keys, 1);
+  EXPECT_EQ(st->revision, 7);
+  EXPECT_EQ(st->total_size, 4 * 4096);
+  EXPECT_EQ(st->hash, crc32c("key" + k + v));
+  // The sha256 trailer of a saved snapshot does not disturb the reader.
+  auto with_trailer = snapshotStatusOf(withTrailer(db));
+  ASSERT_TRUE(with_trailer);
+  EXPECT_EQ(with_trailer->hash, st->hash);
+}
+
+TEST(SnapshotStatus, RejectsFilesThatAreNotBolt) {
+  auto r = snapshotStatusOf(std::string(100000, 'a'));
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().message, "invalid database");
+  EXPECT_FALSE(snapshotStatusOf(""));
+}
+
+TEST(SnapshotStatus, ReportsAPageThatIsNeitherReachableNorFree) {
+  std::string k;
+  std::string v;
+  std::string db = tinyBolt(&k, &v);
+  db += std::string(4096, '\0');  // page 4
+  for (std::size_t m = 0; m < 2; ++m) {
+    const std::size_t meta = m * 4096 + 16;
+    put<std::uint64_t>(db, meta + 40, 5);
+    put<std::uint64_t>(db, meta + 56, fnv64a(std::string_view(db).substr(meta, 56)));
+  }
+  auto r = snapshotStatusOf(db);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("page 4: unreachable unfreed"), std::string::npos)
+      << r.error().message;
+}
+
+TEST(VerifySnapshotFile, AcceptsASavedSnapshotAndNamesTheFileOfABadOne) {
+  char tmpl[] = "/tmp/snapshot-status-test-XXXXXX";
+  ASSERT_NE(::mkdtemp(tmpl), nullptr);
+  const std::string dir = tmpl;
+  std::string k;
+  std::string v;
+  const std::string good = withTrailer(tinyBolt(&k, &v));
+  std::ofstream(dir + "/good.db", std::ios::binary) << good;
+  std::string bad = good;
+  bad[100] ^= 0x01;
+  std::ofstream(dir + "/bad.db", std::ios::binary) << bad;
+  EXPECT_TRUE(verifySnapshotFile(dir + "/good.db"));
+  auto r = verifySnapshotFile(dir + "/bad.db");
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().message.rfind(dir + "/bad.db: ", 0), 0u) << r.error().message;
+  EXPECT_FALSE(verifySnapshotFile(dir + "/missing.db"));
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace etcdagent::etcd

@@ -1,0 +1,155 @@
+// The bootstrap flow against an in-memory fleet: a new cluster, a re-run that changes nothing,
+// adoption, refusals that change nothing, a timeout that names the member, and --abort.
+
+#include "fleet/bootstrap.hpp"
+
+#include <gtest/gtest.h>
+
+#include "tests/mocks/fleet_world.hpp"
+
+namespace etcdagent::testing {
+namespace {
+
+namespace bs = fleet::bootstrap;
+
+struct Bootstrap : ::testing::Test {
+  Bootstrap() {
+    for (int i = 1; i <= 3; ++i) hosts.push_back(&w.fleet.addHost(10 + i, "m" + std::to_string(i)));
+  }
+
+  std::vector<bs::HostSpec> specs() const {
+    std::vector<bs::HostSpec> out;
+    for (auto* h : hosts) out.push_back({h->advertise, h->address});
+    return out;
+  }
+
+  Result<fleet::BootstrapReport> bootstrap(const std::string& token = "",
+                                           std::vector<std::string> names = {}) {
+    auto previous = fleet::loadInventory(w.inventoryPath());
+    if (!previous) return fail(previous.error());
+    return fleet::bootstrapCluster(w.env(), {.hosts = specs(),
+                                             .names = std::move(names),
+                                             .cluster_token = token,
+                                             .inventory_path = w.inventoryPath(),
+                                             .previous = *previous});
+  }
+
+  FleetWorld w;
+  std::vector<FakeHost*> hosts;
+};
+
+TEST_F(Bootstrap, ThreeIdleAgentsBecomeAHealthyClusterWithOnePlanAndAnInventory) {
+  auto r = bootstrap("prod");
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(r->cluster_token, "prod");
+  ASSERT_EQ(r->plans.size(), 3u);
+  const std::string initial =
+      "m1=http://127.0.0.11:2380,m2=http://127.0.0.12:2380,"
+      "m3=http://127.0.0.13:2380";
+  for (auto* h : hosts) {
+    ASSERT_TRUE(h->plan);
+    EXPECT_EQ(h->plan->initial_cluster(), initial);
+    EXPECT_EQ(h->plan->mode(), v1::PLAN_MODE_NEW);
+  }
+  EXPECT_EQ(std::count(r->roles.begin(), r->roles.end(), "leader"), 1);
+  auto inv = w.inventory();
+  EXPECT_EQ(inv.cluster_token, "prod");
+  ASSERT_EQ(inv.members.size(), 3u);
+  for (std::size_t i = 0; i < 3; ++i) EXPECT_EQ(inv.members[i].id, r->ids[i]);
+  EXPECT_TRUE(w.progress.said("[4/5] applying the plan"));
+  EXPECT_TRUE(w.progress.said("is healthy with 3 members"));
+}
+
+TEST_F(Bootstrap, ReRunningOnAHealthyClusterChangesNothing) {
+  ASSERT_TRUE(bootstrap("prod"));
+  const auto applies = w.fleet.count("applyPlan");
+  auto again = bootstrap();  // the inventory's token: the same agents
+  ASSERT_TRUE(again) << again.error().message;
+  EXPECT_EQ(again->cluster_token, "prod");
+  EXPECT_EQ(applies, 3u);
+  EXPECT_EQ(w.fleet.count("applyPlan"), applies) << "no plan is applied again";
+  EXPECT_TRUE(
+      w.progress.said("already bootstrapped on these 3 agents and healthy; nothing "
+                      "changed on them"));
+}
+
+TEST_F(Bootstrap, AClusterTheAgentsFormedByThemselvesIsAdoptedWithTheirNames) {
+  hosts[0]->member_name = "alpha";
+  hosts[1]->member_name = "beta";
+  hosts[2]->member_name = "gamma";
+  w.fleet.formCluster("from-agent-toml", hosts);
+  auto r = bootstrap();
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(r->cluster_token, "from-agent-toml");
+  EXPECT_EQ(w.fleet.count("applyPlan"), 0u) << "nothing is changed on the agents";
+  auto inv = w.inventory();
+  EXPECT_EQ(inv.members[1].name, "beta");
+  EXPECT_TRUE(w.progress.said("adopting it"));
+}
+
+TEST_F(Bootstrap, AnUnreachableAgentStopsItBeforeAnythingChanges) {
+  hosts[2]->up = false;
+  auto r = bootstrap("prod");
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, Errc::kUnavailable);
+  EXPECT_NE(r.error().message.find("cannot reach the agent on 127.0.0.13 (agent 127.0.0.13:2378)"),
+            std::string::npos)
+      << r.error().message;
+  EXPECT_EQ(w.fleet.count("applyPlan"), 0u);
+  EXPECT_FALSE(fleet::loadInventory(w.inventoryPath()).value()) << "no inventory written";
+}
+
+TEST_F(Bootstrap, APreflightRefusalChangesNothingAndSaysWhy) {
+  v1::PreflightCheck port;
+  port.set_name("client port");
+  port.set_detail("127.0.0.12:2379 is in use");
+  hosts[1]->failed_checks.push_back(port);
+  auto r = bootstrap("prod");
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, Errc::kFailedPrecondition);
+  EXPECT_NE(r.error().message.find("nothing was changed"), std::string::npos);
+  EXPECT_EQ(w.fleet.count("applyPlan"), 0u);
+}
+
+TEST_F(Bootstrap, AClusterThatNeverBecomesHealthyTimesOutNamingTheMemberAndTheWayOn) {
+  hosts[2]->crash_looping = true;
+  auto r = bootstrap("prod");
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, Errc::kDeadlineExceeded);
+  EXPECT_NE(r.error().message.find("did not become healthy within 1m"), std::string::npos);
+  EXPECT_NE(r.error().message.find(hosts[2]->address + ": member m3"), std::string::npos)
+      << r.error().message;
+  EXPECT_NE(r.error().message.find("--abort"), std::string::npos);
+  EXPECT_GE(w.clock.slept(), std::chrono::seconds(60)) << "the wait ran on the flow's clock";
+  EXPECT_EQ(w.inventory().members.size(), 3u) << "written before any agent changed";
+}
+
+TEST_F(Bootstrap, AbortWipesTheMembersThatNeverWereHealthyAndKeepsTheOthers) {
+  w.fleet.formCluster("prod", {hosts[0], hosts[1]});  // m1, m2 ran; m3 got a plan, never ran
+  v1::Plan p = *hosts[0]->plan;
+  p.set_member_name("m3");
+  hosts[2]->plan = p;
+  auto r = fleet::abortBootstrap(w.env(), {.hosts = specs(), .cluster_token = "prod"});
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_TRUE(hosts[0]->plan);
+  EXPECT_TRUE(hosts[1]->plan);
+  EXPECT_FALSE(hosts[2]->plan);
+  EXPECT_TRUE(w.progress.said("kept member m1"));
+  EXPECT_TRUE(w.progress.said("stopped and wiped member m3"));
+}
+
+TEST_F(Bootstrap, TheTokenComesFromAnInventoryOfTheSameAgentsAndAnotherFleetsIsRefused) {
+  ASSERT_TRUE(bootstrap("prod"));
+  auto inv = w.inventory();
+  EXPECT_EQ(fleet::bootstrapToken("", specs(), inv, false).value(), "prod");
+  EXPECT_EQ(fleet::bootstrapToken("other", specs(), inv, false).value(), "other");
+  std::vector<bs::HostSpec> elsewhere{{"127.0.0.21", "127.0.0.21:2378"}};
+  auto refused = fleet::bootstrapToken("", elsewhere, inv, false);
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().message.find("already describes cluster \"prod\" on other agents"),
+            std::string::npos);
+  EXPECT_TRUE(fleet::bootstrapToken("", elsewhere, inv, /*abort=*/true));
+}
+
+}  // namespace
+}  // namespace etcdagent::testing

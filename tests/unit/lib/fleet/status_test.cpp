@@ -1,0 +1,84 @@
+// etcd-fleet status: the rows merged from the inventory, the agents and the member list.
+
+#include "fleet/status.hpp"
+
+#include <gtest/gtest.h>
+
+#include "tests/mocks/fleet_world.hpp"
+
+namespace etcdagent::testing {
+namespace {
+
+fleet::Inventory twoMembers() {
+  fleet::Inventory inv;
+  inv.cluster_token = "prod";
+  inv.members = {{.name = "m1", .host = "127.0.0.11", .agent = "127.0.0.11:2378", .id = 0x11},
+                 {.name = "m2", .host = "127.0.0.12", .agent = "127.0.0.12:2378", .id = 0}};
+  return inv;
+}
+
+v1::AgentStatus running(std::uint64_t id, v1::MemberPhase phase, bool leader) {
+  v1::AgentStatus s;
+  s.set_member_id(id);
+  s.set_phase(phase);
+  s.set_healthy(true);
+  s.set_is_leader(leader);
+  s.set_raft_term(4);
+  s.set_revision(17);
+  return s;
+}
+
+TEST(StatusRows, TheMemberListDecidesWhoIsALearnerAndAddsMembersTheInventoryLacks) {
+  std::vector<Result<v1::AgentStatus>> agents{
+      running(0x11, v1::MEMBER_PHASE_RUNNING, true),
+      running(0x12, v1::MEMBER_PHASE_LEARNER, false)};  // promoted since its last probe
+  std::vector<membership::MemberInfo> members{
+      {.id = 0x11, .name = "m1", .peer_urls = {"http://127.0.0.11:2380"}},
+      {.id = 0x12, .name = "m2", .peer_urls = {"http://127.0.0.12:2380"}},
+      {.id = 0x13, .name = "m3", .peer_urls = {"http://127.0.0.13:2380"}, .is_learner = true}};
+  auto rows = fleet::statusRows(twoMembers(), agents, members);
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[0].role, "leader");
+  EXPECT_EQ(rows[1].role, "follower");
+  EXPECT_EQ(rows[1].state, "running");
+  EXPECT_EQ(rows[1].id, 0x12u) << "the agent knows the ID the inventory lacked";
+  EXPECT_TRUE(rows[1].in_cluster);
+  EXPECT_EQ(rows[2].host, "127.0.0.13");
+  EXPECT_EQ(rows[2].state, "not in inventory");
+  EXPECT_EQ(rows[2].role, "learner");
+  EXPECT_FALSE(rows[2].in_inventory);
+}
+
+TEST(StatusRows, AnUnreachableAgentIsARowWithItsErrorAndNoMemberListChangesNothingElse) {
+  std::vector<Result<v1::AgentStatus>> agents{
+      running(0x11, v1::MEMBER_PHASE_RUNNING, true),
+      std::unexpected(Error{Errc::kUnavailable, "agent 127.0.0.12:2378: unreachable"})};
+  auto rows = fleet::statusRows(twoMembers(), agents,
+                                std::unexpected(Error{Errc::kUnavailable, "no endpoint"}));
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_TRUE(rows[0].reachable);
+  EXPECT_FALSE(rows[0].in_cluster) << "not known without the member list";
+  EXPECT_EQ(rows[1].state, "unreachable");
+  EXPECT_EQ(rows[1].role, "-");
+  EXPECT_EQ(rows[1].error, "agent 127.0.0.12:2378: unreachable");
+}
+
+TEST(FleetStatus, AsksEveryAgentAndTheClusterAndWarnsOfWhatDidNotAnswer) {
+  FleetWorld w;
+  std::vector<FakeHost*> hosts;
+  for (int i = 1; i <= 3; ++i) hosts.push_back(&w.fleet.addHost(10 + i, "m" + std::to_string(i)));
+  w.fleet.formCluster("prod", hosts);
+  auto inv = w.saveInventoryOf("prod", hosts);
+  hosts[2]->up = false;
+  auto rows = fleet::fleetStatus(w.env(), {.inventory = inv});
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[0].role, "leader");
+  EXPECT_EQ(rows[2].state, "unreachable");
+  EXPECT_TRUE(rows[2].in_cluster) << "the cluster still lists it";
+  ASSERT_EQ(w.progress.warnings.size(), 1u);
+  EXPECT_EQ(w.progress.warnings[0].rfind("the agent of m3 on 127.0.0.13 is unreachable", 0), 0u)
+      << w.progress.warnings[0];
+}
+
+}  // namespace
+}  // namespace etcdagent::testing
