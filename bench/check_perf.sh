@@ -14,7 +14,7 @@ port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); 
 
 declare -a CP PP
 initial=""
-for i in 1 2 3; do CP[$i]=$(port); PP[$i]=$(port); initial+="${initial:+,}m$i=http://127.0.0.1:${PP[$i]}"; done
+for i in 1 2 3; do CP[i]=$(port); PP[i]=$(port); initial+="${initial:+,}m$i=http://127.0.0.1:${PP[$i]}"; done
 for i in 1 2 3; do
   etcd --name "m$i" --data-dir "$WORK/m$i" --listen-client-urls "http://127.0.0.1:${CP[$i]}" \
     --advertise-client-urls "http://127.0.0.1:${CP[$i]}" --listen-peer-urls "http://127.0.0.1:${PP[$i]}" \

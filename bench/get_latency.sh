@@ -23,7 +23,7 @@ for _ in $(seq 1 100); do ETCDCTL_API=3 etcdctl --endpoints "$EP" put foo bar >/
 
 ns() { date +%s%N; }
 declare -a A B
-for i in $(seq 1 "$RUNS"); do
+for _ in $(seq 1 "$RUNS"); do
   t0=$(ns); ETCDCTL_API=3 etcdctl --endpoints "$EP" get foo >/dev/null; t1=$(ns)
   "$FLEET" --endpoints "$EP" get foo >/dev/null; t2=$(ns)
   A+=($(( (t1 - t0) / 1000 ))); B+=($(( (t2 - t1) / 1000 )))

@@ -14,7 +14,7 @@ SMALL=${2:-10}
 LARGE=${3:-200}
 ETCD=$(command -v etcd || echo /usr/bin/etcd)
 HOSTS=(127.0.0.21 127.0.0.22 127.0.0.23 127.0.0.24)
-# shellcheck source-path=SCRIPTDIR source=lib.sh
+# shellcheck source=lib.sh
 source "$(dirname "$0")/lib.sh"
 bench_init replace
 bench_copy_binaries "$BUILD"

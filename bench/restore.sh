@@ -15,7 +15,7 @@ SMALL=${2:-10}
 LARGE=${3:-100}
 ETCD=$(command -v etcd || echo /usr/bin/etcd)
 ETCDCTL=$(command -v etcdctl || echo /usr/bin/etcdctl)
-# shellcheck source-path=SCRIPTDIR source=lib.sh
+# shellcheck source=lib.sh
 source "$(dirname "$0")/lib.sh"
 bench_init restore
 bench_copy_binaries "$BUILD"

@@ -43,7 +43,7 @@ class HttpServer {
   using Respond = std::function<void(HttpResponse)>;
   using AsyncHandler = std::function<void(const HttpRequest&, Respond respond)>;
 
-  explicit HttpServer(boost::asio::io_context& io) : io_(io), acceptor_(io) {}
+  explicit HttpServer(boost::asio::io_context& io) : acceptor_(io) {}
 
   // Requests whose path starts with `prefix` go to `handler` (the longest prefix wins).
   void route(const std::string& prefix, Handler handler) {
@@ -66,7 +66,6 @@ class HttpServer {
  private:
   void accept();
 
-  boost::asio::io_context& io_;
   boost::asio::ip::tcp::acceptor acceptor_;
   std::map<std::string, AsyncHandler> routes_;
 };

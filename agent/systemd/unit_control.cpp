@@ -26,7 +26,7 @@ using Message = std::unique_ptr<sd_bus_message, MessageDeleter>;
 
 // An sd_bus_error that frees itself.
 struct BusError {
-  sd_bus_error e = SD_BUS_ERROR_NULL;
+  sd_bus_error e{};  // SD_BUS_ERROR_NULL, which is a C compound literal
   ~BusError() { sd_bus_error_free(&e); }
   std::string text(int r) const {
     return e.message != nullptr ? std::string(e.message) : std::string(std::strerror(-r));

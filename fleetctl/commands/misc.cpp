@@ -1,7 +1,7 @@
 // version
 
-#include "fleetctl/commands/commands.hpp"
 #include "common/version.hpp"
+#include "fleetctl/commands/commands.hpp"
 
 namespace etcdagent::fleet {
 

@@ -13,8 +13,8 @@
 
 #include "common/encoding.hpp"
 #include "common/file_util.hpp"
-#include "etcd/snapshot/status.hpp"
 #include "etcd/etcdserverpb/rpc.grpc.pb.h"
+#include "etcd/snapshot/status.hpp"
 #include "fleetctl/cli/interrupt.hpp"
 #include "fleetctl/commands/util.hpp"
 #include "fleetctl/output/maintenance.hpp"

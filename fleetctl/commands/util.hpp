@@ -28,9 +28,11 @@ CommandResult requireFormat(Context& ctx, const Printer<Args...>& printer) {
 }
 
 // The client, or the CommandError explaining why there is none.
+// NOLINTBEGIN(bugprone-macro-parentheses): `var` is the name of the variable it declares.
 #define FLEET_TRY_CLIENT(var, ctx)                         \
   auto var##_or = (ctx).client();                          \
   if (!var##_or) return std::unexpected(var##_or.error()); \
   etcd::Client& var = **var##_or
+// NOLINTEND(bugprone-macro-parentheses)
 
 }  // namespace etcdagent::fleet

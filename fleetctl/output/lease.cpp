@@ -43,7 +43,7 @@ Result<std::int64_t> parseGoInt64(std::string_view text, int base) {
     if (c >= '0' && c <= '9') {
       d = static_cast<std::uint64_t>(c - '0');
     } else if (lower >= 'a' && lower <= 'z') {
-      d = static_cast<std::uint64_t>(lower - 'a' + 10);
+      d = static_cast<std::uint64_t>(lower - 'a') + 10;
     } else {
       return error("invalid syntax");
     }

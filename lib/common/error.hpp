@@ -49,7 +49,7 @@ class [[nodiscard]] Result : public std::expected<T, Error> {
   using Base::Base;
   Result() = default;
   // What the monadic operations of std::expected return.
-  Result(const Base& other) : Base(other) {}      // NOLINT(google-explicit-constructor)
+  Result(const Base& other) : Base(other) {}        // NOLINT(google-explicit-constructor)
   Result(Base&& other) : Base(std::move(other)) {}  // NOLINT(google-explicit-constructor)
 };
 

@@ -30,7 +30,7 @@ if ! command -v systemd-nspawn >/dev/null; then
   exit 77
 fi
 
-# shellcheck source-path=SCRIPTDIR source=../e2e/hosts.sh
+# shellcheck source=../e2e/hosts.sh
 source "$SRC/tests/e2e/hosts.sh"
 T0=$(date +%s.%N)
 fail() {

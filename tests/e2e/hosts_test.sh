@@ -177,6 +177,7 @@ for name in "${NAMES[@]}"; do
   if grep -E '^(Get|Hit|Ign|Err):.*(https?|cdrom)' "$log"; then
     die "$name: apt-get update used a source other than the local repository"
   fi
+  # shellcheck disable=SC2016  # ${Status} is dpkg-query's field, not a shell expansion
   host_run "$name" dpkg-query -W -f='${Status}\n' etcd-agent |
     grep -x "install ok installed" >/dev/null ||
     die "$name: etcd-agent is not installed"

@@ -2,6 +2,8 @@
 // three-member cluster restored into a new three-member cluster and into one member (a restore
 // drill), and the refusals (a corrupted file, --mode discovery, an agent that holds a plan).
 
+#include "fleet/restore.hpp"
+
 #include <gtest/gtest.h>
 #include <openssl/evp.h>
 
@@ -15,7 +17,6 @@
 
 #include "etcd/client.hpp"
 #include "etcd/etcdserverpb/rpc.grpc.pb.h"
-#include "fleet/restore.hpp"
 #include "tests/support/agent_harness.hpp"
 #include "tests/support/etcd_cluster.hpp"
 #include "tests/support/fleet_harness.hpp"
@@ -298,8 +299,7 @@ TEST(Restore, AFailingEtcdctlLeavesTheMemberUnstartedWithItsLastLines) {
   auto local = fleet::checkLocalSnapshot(source.snapshot);
   ASSERT_TRUE(local) << local.error().message;
   auto up =
-      agent.client().uploadSnapshot(source.snapshot, "broken", local->size, local->sha256_hex,
-                                    {});
+      agent.client().uploadSnapshot(source.snapshot, "broken", local->size, local->sha256_hex, {});
   ASSERT_TRUE(up) << up.error().message;
   EXPECT_EQ(up->path(), agent.dataRoot() + "/restore/m1/broken.db");
   EXPECT_EQ(up->sha256(), local->sha256_hex);
@@ -337,8 +337,7 @@ TEST(Restore, AFailingEtcdctlLeavesTheMemberUnstartedWithItsLastLines) {
   // The same plan again changes nothing; another upload is refused now.
   ASSERT_TRUE(agent.client().applyPlan(plan));
   auto again =
-      agent.client().uploadSnapshot(source.snapshot, "broken", local->size, local->sha256_hex,
-                                    {});
+      agent.client().uploadSnapshot(source.snapshot, "broken", local->size, local->sha256_hex, {});
   ASSERT_FALSE(again);
   EXPECT_NE(again.error().message.find("already has a plan"), std::string::npos);
 

@@ -20,10 +20,11 @@ struct FleetWorld {
   RecordingProgress progress;
   UnitTempDir dir;
   std::stop_source stop;
+  // One Env for the world's lifetime, not a temporary per call: a flow object (MemberRemoval)
+  // keeps a reference to the Env it was built with and uses it in later calls.
+  fleet::Env env_{agents, etcd, clock, progress, stop.get_token()};
 
-  [[nodiscard]] fleet::Env env() {
-    return fleet::Env{agents, etcd, clock, progress, stop.get_token()};
-  }
+  [[nodiscard]] const fleet::Env& env() const { return env_; }
   [[nodiscard]] std::string inventoryPath() const { return dir.path() + "/fleet.toml"; }
 
   // The inventory of a cluster formed from `hosts` (as bootstrap writes it), saved.

@@ -21,7 +21,7 @@ if [ "$(id -u)" -ne 0 ] || ! command -v systemd-nspawn >/dev/null; then
   echo "SKIP: needs root and systemd-nspawn (apt-get install systemd-container)" >&2
   exit 77
 fi
-# shellcheck source=tests/e2e/hosts.sh
+# shellcheck source=../e2e/hosts.sh
 source "$SRC/tests/e2e/hosts.sh"
 
 die() {
@@ -30,7 +30,7 @@ die() {
 }
 step() { hosts_log "== $*"; }
 
-hosts_init
+hosts_init ""  # no deadline of its own: ctest's TIMEOUT bounds this test
 DIST=${3:-}
 if [ -z "$DIST" ]; then
   DIST=$HOSTS_DIR/dist

@@ -1,5 +1,4 @@
 #!/usr/bin/env bash
-# shellcheck disable=SC2154  # _etcd_fleet_* come from the sourced completion file
 # package.Contents: builds the .deb, the .rpm and the flat apt repository from the build directory
 # with scripts/package.sh (into a temp dir), then checks what they contain and declare:
 #   tests/package/package_test.sh SOURCE_DIR BUILD_DIR [OUT_DIR]
@@ -287,9 +286,10 @@ FLEET=$TMP/x/usr/bin/etcd-fleet
 COMPLETION=$TMP/x/usr/share/bash-completion/completions/etcd-fleet
 "$FLEET" --help | sed -n '/^COMMANDS/,/^OPTIONS/p' | grep -P '^\t' | sed 's/^\t//; s/\t.*//' >"$TMP/commands"
 [ -s "$TMP/commands" ] || fail "cannot read the command list from etcd-fleet --help"
-# shellcheck disable=SC1090
+# The packaged copy of packaging/etcd-fleet.bash-completion (what shellcheck reads for it).
+# shellcheck source=../../packaging/etcd-fleet.bash-completion
 source "$COMPLETION"
-read -ra top -d '' <<<"$_etcd_fleet_commands" || true
+read -r -d '' -a top <<<"$_etcd_fleet_commands" || true
 while read -r cmd sub; do
   [[ " ${top[*]} " == *" $cmd "* ]] || fail "completion lacks the command $cmd"
   if [ -n "$sub" ]; then

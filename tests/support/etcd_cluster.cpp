@@ -48,33 +48,21 @@ EtcdCluster::EtcdCluster(Options options) : options_(std::move(options)) {
   // and never form a quorum.
   const std::string token = "test-" + std::to_string(members_.front().client_port);
   for (auto& m : members_) {
+    // flag=value words: one word per setting, so the list reads (and formats) as settings.
     std::vector<std::string> argv{etcdBinary(),
-                                  "--name",
-                                  m.name,
-                                  "--data-dir",
-                                  m.data_dir,
-                                  "--listen-client-urls",
-                                  m.client_url,
-                                  "--advertise-client-urls",
-                                  m.client_url,
-                                  "--listen-peer-urls",
-                                  m.peer_url,
-                                  "--initial-advertise-peer-urls",
-                                  m.peer_url,
-                                  "--initial-cluster",
-                                  initial,
-                                  "--initial-cluster-state",
-                                  "new",
-                                  "--initial-cluster-token",
-                                  token,
-                                  "--heartbeat-interval",
-                                  "50",
-                                  "--election-timeout",
-                                  "500",
-                                  "--logger",
-                                  "zap",
-                                  "--log-outputs",
-                                  "stderr"};
+                                  "--name=" + m.name,
+                                  "--data-dir=" + m.data_dir,
+                                  "--listen-client-urls=" + m.client_url,
+                                  "--advertise-client-urls=" + m.client_url,
+                                  "--listen-peer-urls=" + m.peer_url,
+                                  "--initial-advertise-peer-urls=" + m.peer_url,
+                                  "--initial-cluster=" + initial,
+                                  "--initial-cluster-state=new",
+                                  "--initial-cluster-token=" + token,
+                                  "--heartbeat-interval=50",
+                                  "--election-timeout=500",
+                                  "--logger=zap",
+                                  "--log-outputs=stderr"};
     for (const auto& f : options_.extra_flags) argv.push_back(f);
     m.process = Child::start(argv, {}, m.log_path, true);
   }

@@ -64,6 +64,7 @@ class Child {
  private:
   pid_t pid_ = -1;
   int out_fd_ = -1;
+  std::string stderr_path_;  // where its stderr goes ("" = discarded)
   std::string buffer_;
   bool eof_ = false;
   std::optional<RunResult> status_;

@@ -62,7 +62,7 @@ TEST(SnapshotDigest, RejectsACorruptedByteInDataOrTrailer) {
   ASSERT_FALSE(r);
   EXPECT_NE(r.error().message.find("does not match"), std::string::npos) << r.error().message;
   std::string bad_hash = snap;
-  bad_hash.back() ^= 0x80;
+  bad_hash.back() = static_cast<char>(bad_hash.back() ^ 0x80);
   EXPECT_FALSE(verifySnapshotBytes(bad_hash));
 }
 
