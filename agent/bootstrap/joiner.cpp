@@ -52,7 +52,8 @@ Joiner::Joiner(boost::asio::io_context& io, Supervisor& supervisor, const EtcdLo
 // A blocking call in flight ends within the client's deadlines (or the promote timeout), sooner
 // on the worker's stop request.
 Joiner::~Joiner() {
-  retry_timer_.cancel();
+  boost::system::error_code ignored;  // the overload that cannot throw, in a destructor
+  retry_timer_.cancel(ignored);
 }
 
 void Joiner::start() {

@@ -9,9 +9,6 @@ namespace {
 class AsioTimer final : public LoopTimer {
  public:
   explicit AsioTimer(boost::asio::io_context& io) : timer_(io) {}
-  // steady_timer::cancel() throws only for an error its timer queue never reports (Boost.Asio's
-  // deadline_timer_service::cancel always clears it).
-  // NOLINTNEXTLINE(bugprone-exception-escape)
   ~AsioTimer() override { cancel(); }
   AsioTimer(const AsioTimer&) = delete;
   AsioTimer& operator=(const AsioTimer&) = delete;
@@ -28,7 +25,8 @@ class AsioTimer final : public LoopTimer {
   }
   void cancel() override {
     ++*generation_;
-    timer_.cancel();
+    boost::system::error_code ignored;  // the overload that cannot throw: a destructor calls it
+    timer_.cancel(ignored);
   }
 
  private:

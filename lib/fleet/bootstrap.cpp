@@ -109,7 +109,7 @@ class Bootstrap {
   std::string hostName(std::size_t i) const { return req_.hosts[i].host; }
   std::string agentName(std::size_t i) const { return req_.hosts[i].agent; }
 
-  const Env& env_;
+  Env env_;  // by value: a flow never refers to its caller's Env
   const BootstrapRequest& req_;
   Agents agents_;
   const std::size_t n_;

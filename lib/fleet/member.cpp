@@ -59,7 +59,7 @@ class MemberAddition {
   Result<void> promote();
   Result<AddMemberReport> record();
 
-  const Env& env_;
+  Env env_;  // by value: a flow never refers to its caller's Env
   const AddMemberRequest& req_;
   std::unique_ptr<AgentApi> agent_;
   std::unique_ptr<ClusterApi> cluster_;

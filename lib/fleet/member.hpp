@@ -83,7 +83,7 @@ class MemberRemoval {
  private:
   Result<void> wipeOnAgent();
 
-  const Env& env_;
+  Env env_;  // by value: a flow never refers to its caller's Env
   RemoveMemberRequest request_;
   std::unique_ptr<ClusterApi> cluster_;
   std::optional<std::vector<MemberInfo>> members_;

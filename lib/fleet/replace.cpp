@@ -63,7 +63,7 @@ class Replacer {
   std::string resumeCommand() const;
   Error stepFailed(ReplaceStep step, const Error& e) const;
 
-  const Env& env_;
+  Env env_;  // by value: a flow never refers to its caller's Env
   Inventory inv_;
   ReplaceRequest request_;
   std::vector<std::string> endpoints_;
