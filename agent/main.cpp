@@ -1,5 +1,6 @@
-// etcd-agent: parse arguments, load the config, and hand it to the Agent (agent/daemon/agent.hpp)
-// or to --check-config; map the outcome to an exit code.
+// etcd-agent: parse arguments, load the config, check what a start needs (the same checks for a
+// start and for --check-config), and hand it to the Agent (agent/daemon/agent.hpp) or to
+// --check-config; map the outcome to an exit code.
 
 #include <iostream>
 #include <string>
@@ -49,6 +50,12 @@ int main(int argc, char** argv) {
   auto config = loadAgentConfig(config_path);
   if (!config) {
     std::cerr << "etcd-agent: " << config.error().message << "\n";
+    return kExitConfig;
+  }
+  // Every "a human must act" refusal exits 78, which systemd does not restart (the units'
+  // RestartPreventExitStatus=78).
+  if (auto ready = checkStartConditions(*config); !ready) {
+    std::cerr << "etcd-agent: " << ready.error().message << "\n";
     return kExitConfig;
   }
   if (check) return checkConfig(*config);

@@ -1,89 +1,129 @@
 #include "agent/config/agent_config.hpp"
 
-#include <arpa/inet.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <array>
-#include <limits>
+#include <cstdio>
 
-#include "common/duration.hpp"
 #include "common/file_util.hpp"
 #include "common/toml_reader.hpp"
 
 namespace etcdagent::agent {
 namespace {
 
-constexpr std::array kManagedFlags = {
-    "name",
-    "data-dir",
-    "wal-dir",
-    "listen-client-urls",
-    "advertise-client-urls",
-    "listen-peer-urls",
-    "initial-advertise-peer-urls",
-    "initial-cluster",
-    "initial-cluster-state",
-    "initial-cluster-token",
-    "discovery",
-    "discovery-fallback",
-    "discovery-proxy",
-    "discovery-srv",
-    "auto-compaction-mode",
-    "auto-compaction-retention",
-    "quota-backend-bytes",
-    "strict-reconfig-check",
-    "logger",
-    "log-outputs",
-    "config-file",
-};
+constexpr std::array<std::string_view, 5> kSections = {"member", "cluster", "agent", "etcd",
+                                                       "bootstrap"};
 
-bool validName(std::string_view s) {
-  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
-  });
+KeyPosition positionOf(const toml::node& n) {
+  return {n.source().begin.line, n.source().begin.column};
 }
 
-bool validHost(std::string_view s) {
-  if (s.empty() || s.size() > 253) return false;
-  std::string h(s);
-  in6_addr a6{};
-  if (inet_pton(AF_INET6, h.c_str(), &a6) == 1) return true;
-  return std::all_of(s.begin(), s.end(), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.';
-  });
-}
-
-bool isLoopbackListen(std::string_view listen) {
-  auto colon = listen.rfind(':');
-  if (colon == std::string_view::npos) return false;
-  std::string host(listen.substr(0, colon));
-  if (host == "localhost") return true;
-  if (host.starts_with('[') && host.ends_with(']')) host = host.substr(1, host.size() - 2);
-  in_addr a4{};
-  if (inet_pton(AF_INET, host.c_str(), &a4) == 1) return (ntohl(a4.s_addr) >> 24) == 127;
-  in6_addr a6{};
-  if (inet_pton(AF_INET6, host.c_str(), &a6) == 1) return IN6_IS_ADDR_LOOPBACK(&a6);
-  return false;
-}
-
-bool validListen(std::string_view listen) {
-  auto colon = listen.rfind(':');
-  if (colon == std::string_view::npos || colon == 0) return false;
-  auto port = listen.substr(colon + 1);
-  if (port.empty() || port.size() > 5 ||
-      !std::all_of(port.begin(), port.end(), [](char c) { return c >= '0' && c <= '9'; })) {
-    return false;
+// Remembers where every key of the known sections is (and every extra_flags item), so that
+// checks after parsing can name the line.
+void recordPositions(const toml::table& root, AgentConfig& cfg) {
+  for (auto section : kSections) {
+    const toml::table* t = root[section].as_table();
+    if (t == nullptr) continue;
+    for (const auto& [k, v] : *t) {
+      const std::string key = std::string(section) + "." + std::string(k.str());
+      cfg.positions[key] = positionOf(v);
+      if (const toml::array* items = v.as_array()) {
+        for (std::size_t i = 0; i < items->size(); ++i) {
+          cfg.positions[key + "[" + std::to_string(i) + "]"] = positionOf(*items->get(i));
+        }
+      }
+    }
   }
-  return std::stoi(std::string(port)) <= 65535;
+}
+
+void checkSections(const toml::table& root, TomlChecker& check) {
+  for (const auto& [k, v] : root) {
+    if (std::find(kSections.begin(), kSections.end(), k.str()) != kSections.end()) {
+      if (!v.is_table()) {
+        check.error(v.source(), k.str(), "expected a table [" + std::string(k.str()) + "]");
+      }
+      continue;
+    }
+    check.error(k.source(), k.str(),
+                "unknown section or key (known sections: [member], [cluster], [agent], [etcd], "
+                "[bootstrap])");
+  }
+}
+
+const toml::table& tableOf(const toml::table& root, std::string_view name) {
+  const toml::table* t = root[name].as_table();
+  return t != nullptr ? *t : emptyTomlTable();
+}
+
+// Ports are range-checked here: they are read as 64-bit integers.
+void readMember(TomlChecker& check, const toml::table& root, MemberConfig& m) {
+  TomlSection member(check, tableOf(root, "member"), "member");
+  std::int64_t client_port = m.client_port;
+  std::int64_t peer_port = m.peer_port;
+  member.string("name", m.name);
+  member.string("advertise_host", m.advertise_host);
+  member.integer("client_port", client_port);
+  member.integer("peer_port", peer_port);
+  member.string("data_root", m.data_root);
+  member.rejectUnknown();
+  for (auto [key, value] : {std::pair{"client_port", client_port}, {"peer_port", peer_port}}) {
+    if (value < 0 || value > 65535) {
+      check.error(
+          member.at(key), member.qualified(key),
+          "expected a port 1..65535, or 0 to pick a free one, got " + std::to_string(value));
+    }
+  }
+  if (client_port != 0 && client_port == peer_port) {
+    check.error(member.at("peer_port"), "member.peer_port",
+                "must differ from member.client_port (" + std::to_string(client_port) + ")");
+  }
+  m.client_port = static_cast<int>(std::clamp<std::int64_t>(client_port, 0, 65535));
+  m.peer_port = static_cast<int>(std::clamp<std::int64_t>(peer_port, 0, 65535));
+}
+
+void readEtcd(TomlChecker& check, const toml::table& root, EtcdSection& e) {
+  TomlSection etcd(check, tableOf(root, "etcd"), "etcd");
+  auto quota = static_cast<std::int64_t>(e.quota_backend_bytes);
+  etcd.string("binary", e.binary);
+  etcd.string("etcdctl", e.etcdctl);
+  etcd.string("auto_compaction_mode", e.auto_compaction_mode);
+  etcd.string("auto_compaction_retention", e.auto_compaction_retention);
+  etcd.integer("quota_backend_bytes", quota);
+  etcd.strings("extra_flags", e.extra_flags);
+  etcd.rejectUnknown();
+  constexpr std::int64_t kMaxQuota = 8LL << 30;
+  if (quota <= 0 || quota > kMaxQuota) {
+    check.error(etcd.at("quota_backend_bytes"), "etcd.quota_backend_bytes",
+                "expected 1..8589934592 bytes (etcd's suggested maximum is 8 GiB), got " +
+                    std::to_string(quota));
+  }
+  e.quota_backend_bytes = static_cast<std::uint64_t>(std::clamp<std::int64_t>(quota, 1, kMaxQuota));
+}
+
+void readOthers(TomlChecker& check, const toml::table& root, AgentConfig& cfg) {
+  TomlSection cluster(check, tableOf(root, "cluster"), "cluster");
+  cluster.string("token", cfg.cluster.token);
+  cluster.rejectUnknown();
+  TomlSection agent(check, tableOf(root, "agent"), "agent");
+  agent.string("api_listen", cfg.agent.api_listen);
+  agent.string("http_listen", cfg.agent.http_listen);
+  agent.rejectUnknown();
+  TomlSection bootstrap(check, tableOf(root, "bootstrap"), "bootstrap");
+  bootstrap.string("discovery", cfg.bootstrap.discovery);
+  bootstrap.string("join", cfg.bootstrap.join);
+  bootstrap.rejectUnknown();
 }
 
 }  // namespace
 
-bool isManagedEtcdFlag(std::string_view flag) {
-  while (flag.starts_with('-')) flag.remove_prefix(1);
-  flag = flag.substr(0, flag.find('='));
-  return std::find(kManagedFlags.begin(), kManagedFlags.end(), flag) != kManagedFlags.end();
+std::string AgentConfig::where(std::string_view key) const {
+  auto it = positions.find(key);
+  if (it == positions.end() || it->second.line == 0) {
+    return source + ": " + std::string(key) + " (not set, the default)";
+  }
+  return source + ":" + std::to_string(it->second.line) + ":" + std::to_string(it->second.column) +
+         ": " + std::string(key);
 }
 
 Result<AgentConfig> parseAgentConfig(std::string_view text, std::string_view source,
@@ -96,165 +136,13 @@ Result<AgentConfig> parseAgentConfig(std::string_view text, std::string_view sou
   cfg.source = std::string(source);
   cfg.member.name = std::string(hostname);
   TomlChecker check(source);
-
-  const std::vector<std::string> sections = {"member", "cluster", "agent", "etcd", "bootstrap"};
-  for (const auto& [k, v] : root) {
-    if (std::find(sections.begin(), sections.end(), k.str()) != sections.end()) {
-      if (!v.is_table()) {
-        check.error(v.source(), k.str(), "expected a table [" + std::string(k.str()) + "]");
-      }
-      continue;
-    }
-    check.error(k.source(), k.str(),
-                "unknown section or key (known sections: [member], [cluster], [agent], [etcd], "
-                "[bootstrap])");
-  }
-  auto table = [&](std::string_view name) -> const toml::table& {
-    const toml::table* t = root[name].as_table();
-    return t != nullptr ? *t : emptyTomlTable();
-  };
-
-  // [member]
-  TomlSection member(check, table("member"), "member");
-  std::int64_t client_port = cfg.member.client_port;
-  std::int64_t peer_port = cfg.member.peer_port;
-  member.string("name", cfg.member.name);
-  member.string("advertise_host", cfg.member.advertise_host);
-  member.integer("client_port", client_port);
-  member.integer("peer_port", peer_port);
-  member.string("data_root", cfg.member.data_root);
-  member.rejectUnknown();
-  auto at = [&](const TomlSection& s, std::string_view key) {
-    const toml::node* n = s.node(key);
-    return n != nullptr ? n->source() : toml::source_region{};
-  };
-  if (!validName(cfg.member.name)) {
-    check.error(at(member, "name"), "member.name",
-                "expected letters, digits, '-', '_' or '.', got \"" + cfg.member.name + "\"");
-  }
-  if (!validHost(cfg.member.advertise_host)) {
-    check.error(at(member, "advertise_host"), "member.advertise_host",
-                "expected an IP address or host name without scheme or port, got \"" +
-                    cfg.member.advertise_host + "\"");
-  }
-  for (auto [key, value] : {std::pair{"client_port", client_port}, {"peer_port", peer_port}}) {
-    if (value < 0 || value > 65535) {
-      check.error(
-          at(member, key), std::string("member.") + key,
-          "expected a port 1..65535, or 0 to pick a free one, got " + std::to_string(value));
-    }
-  }
-  if (client_port != 0 && client_port == peer_port) {
-    check.error(at(member, "peer_port"), "member.peer_port",
-                "must differ from member.client_port (" + std::to_string(client_port) + ")");
-  }
-  cfg.member.client_port = static_cast<int>(client_port);
-  cfg.member.peer_port = static_cast<int>(peer_port);
-  if (!cfg.member.data_root.starts_with('/')) {
-    check.error(at(member, "data_root"), "member.data_root",
-                "expected an absolute path, got \"" + cfg.member.data_root + "\"");
-  }
-
-  // [cluster]
-  TomlSection cluster(check, table("cluster"), "cluster");
-  cluster.string("token", cfg.cluster.token);
-  cluster.rejectUnknown();
-  if (!validName(cfg.cluster.token)) {
-    check.error(at(cluster, "token"), "cluster.token",
-                "expected a non-empty token of letters, digits, '-', '_' or '.'");
-  }
-
-  // [agent]
-  TomlSection agent(check, table("agent"), "agent");
-  agent.string("api_listen", cfg.agent.api_listen);
-  agent.string("http_listen", cfg.agent.http_listen);
-  agent.rejectUnknown();
-  for (auto [key, value] :
-       {std::pair{"api_listen", cfg.agent.api_listen}, {"http_listen", cfg.agent.http_listen}}) {
-    if (!validListen(value)) {
-      check.error(at(agent, key), std::string("agent.") + key,
-                  "expected HOST:PORT, got \"" + value + "\"");
-    }
-  }
-  if (validListen(cfg.agent.api_listen) && !isLoopbackListen(cfg.agent.api_listen)) {
-    check.error(at(agent, "api_listen"), "agent.api_listen",
-                "the agent API has no TLS yet, so it listens on loopback only (127.0.0.0/8 or "
-                "::1); got \"" +
-                    cfg.agent.api_listen + "\"");
-  }
-
-  // [etcd]
-  TomlSection etcd(check, table("etcd"), "etcd");
-  std::int64_t quota = static_cast<std::int64_t>(cfg.etcd.quota_backend_bytes);
-  etcd.string("binary", cfg.etcd.binary);
-  etcd.string("etcdctl", cfg.etcd.etcdctl);
-  etcd.string("auto_compaction_mode", cfg.etcd.auto_compaction_mode);
-  etcd.string("auto_compaction_retention", cfg.etcd.auto_compaction_retention);
-  etcd.integer("quota_backend_bytes", quota);
-  etcd.strings("extra_flags", cfg.etcd.extra_flags);
-  etcd.rejectUnknown();
-  if (!cfg.etcd.binary.starts_with('/')) {
-    check.error(at(etcd, "binary"), "etcd.binary",
-                "expected an absolute path, got \"" + cfg.etcd.binary + "\"");
-  }
-  if (!cfg.etcd.etcdctl.starts_with('/')) {
-    check.error(at(etcd, "etcdctl"), "etcd.etcdctl",
-                "expected an absolute path, got \"" + cfg.etcd.etcdctl + "\"");
-  }
-  const auto& mode = cfg.etcd.auto_compaction_mode;
-  const auto& retention = cfg.etcd.auto_compaction_retention;
-  if (mode != "periodic" && mode != "revision") {
-    check.error(at(etcd, "auto_compaction_mode"), "etcd.auto_compaction_mode",
-                "expected \"periodic\" or \"revision\", got \"" + mode + "\"");
-  } else if (mode == "revision") {
-    if (retention.empty() || retention.find_first_not_of("0123456789") != std::string::npos) {
-      check.error(
-          at(etcd, "auto_compaction_retention"), "etcd.auto_compaction_retention",
-          "expected a number of revisions for mode \"revision\", got \"" + retention + "\"");
-    }
-  } else if (!parseDuration(retention) &&
-             retention.find_first_not_of("0123456789") != std::string::npos) {
-    check.error(at(etcd, "auto_compaction_retention"), "etcd.auto_compaction_retention",
-                "expected a duration (e.g. \"24h\", \"30m\") or a number of hours, got \"" +
-                    retention + "\"");
-  }
-  constexpr std::int64_t kMaxQuota = 8LL << 30;
-  if (quota <= 0 || quota > kMaxQuota) {
-    check.error(at(etcd, "quota_backend_bytes"), "etcd.quota_backend_bytes",
-                "expected 1..8589934592 bytes (etcd's suggested maximum is 8 GiB), got " +
-                    std::to_string(quota));
-  }
-  cfg.etcd.quota_backend_bytes = static_cast<std::uint64_t>(quota);
-  for (const auto& flag : cfg.etcd.extra_flags) {
-    if (!flag.starts_with("--") || flag.size() < 3) {
-      check.error(at(etcd, "extra_flags"), "etcd.extra_flags",
-                  "expected flags of the form \"--name=value\", got \"" + flag + "\"");
-    } else if (isManagedEtcdFlag(flag)) {
-      check.error(at(etcd, "extra_flags"), "etcd.extra_flags",
-                  "\"" + flag +
-                      "\" is set by etcd-agent itself; use the matching setting "
-                      "in agent.toml instead");
-    }
-  }
-
-  // [bootstrap]
-  TomlSection bootstrap(check, table("bootstrap"), "bootstrap");
-  bootstrap.string("discovery", cfg.bootstrap.discovery);
-  bootstrap.string("join", cfg.bootstrap.join);
-  bootstrap.rejectUnknown();
-  if (!cfg.bootstrap.discovery.empty() && !cfg.bootstrap.join.empty()) {
-    check.error(at(bootstrap, "join"), "bootstrap.join",
-                "set either bootstrap.discovery or bootstrap.join, not both");
-  }
-  for (auto [key, value] :
-       {std::pair{"discovery", cfg.bootstrap.discovery}, {"join", cfg.bootstrap.join}}) {
-    if (!value.empty() && !value.starts_with("http://") && !value.starts_with("https://")) {
-      check.error(at(bootstrap, key), std::string("bootstrap.") + key,
-                  "expected an http:// or https:// URL, got \"" + value + "\"");
-    }
-  }
-
+  checkSections(root, check);
+  readMember(check, root, cfg.member);
+  readOthers(check, root, cfg);
+  readEtcd(check, root, cfg.etcd);
   if (!check.ok()) return fail(Errc::kInvalidArgument, check.message());
+  recordPositions(root, cfg);
+  if (auto valid = validateAgentConfig(cfg); !valid) return fail(valid.error());
   return cfg;
 }
 

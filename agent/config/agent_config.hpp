@@ -5,10 +5,13 @@
 // what is expected, and nothing is started or written when the config is bad.
 
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "agent/config/extra_flags.hpp"
 #include "common/error.hpp"
 
 namespace etcdagent::agent {
@@ -47,8 +50,17 @@ struct BootstrapSection {
   std::string join;       // a client URL of a running cluster: join it as a learner
 };
 
+// Where a key is set in the file (1-based; 0 = not set).
+struct KeyPosition {
+  unsigned line = 0;
+  unsigned column = 0;
+};
+
 struct AgentConfig {
   std::string source;  // the file it came from, for messages
+  // Every key set in the file ("member.name", "etcd.extra_flags[1]"), for checks that run after
+  // parsing (validateAgentConfig, the start checks) to name the file:line:col of the culprit.
+  std::map<std::string, KeyPosition, std::less<>> positions;
   MemberConfig member;
   ClusterConfig cluster;
   AgentSection agent;
@@ -59,16 +71,22 @@ struct AgentConfig {
   [[nodiscard]] std::string memberDir() const { return member.data_root + "/" + member.name; }
   [[nodiscard]] std::string dataDir() const { return memberDir() + "/data"; }
   [[nodiscard]] std::string statePath() const { return memberDir() + "/state.json"; }
+
+  // "agent.toml:3:8: member.name" where the key is set; "agent.toml: member.name (not set, the
+  // default)" otherwise. Messages are where(key) + ": " + what is wrong.
+  [[nodiscard]] std::string where(std::string_view key) const;
 };
 
-// Parses and validates. `source` names the text in messages; `hostname` is the default name.
+// Parses and validates (validateAgentConfig). `source` names the text in messages; `hostname` is
+// the default name.
 Result<AgentConfig> parseAgentConfig(std::string_view text, std::string_view source,
                                      std::string_view hostname);
 
+// The rules a parsed config must satisfy (names, addresses, flags; nothing on the host): the
+// first problem, named by where(key). parseAgentConfig applies them.
+Result<void> validateAgentConfig(const AgentConfig& config);
+
 // Reads `path` and parses it; a missing file is an error that says so.
 Result<AgentConfig> loadAgentConfig(const std::string& path);
-
-// The flags etcd-agent generates itself; extra_flags may not set them.
-bool isManagedEtcdFlag(std::string_view flag);
 
 }  // namespace etcdagent::agent

@@ -5,39 +5,70 @@
 
 #include "agent/bootstrap/auto_plan.hpp"
 #include "agent/bootstrap/state_store.hpp"
+#include "agent/config/data_root.hpp"
+#include "agent/config/etcd_binary.hpp"
 #include "agent/supervisor/etcd_flags.hpp"
 
 namespace etcdagent::agent {
+namespace {
+
+// The accepted plan (if any) must give an etcd command line, or the member could never start.
+Result<std::optional<v1::MemberState>> acceptedPlan(const AgentConfig& config) {
+  auto state = loadState(config.statePath());
+  if (!state) return fail(state.error());
+  if (state->has_value()) {
+    if (auto argv = etcdCommandLine(config, **state); !argv) {
+      return fail(Errc::kFailedPrecondition, config.statePath() + ": the accepted plan cannot run (" +
+                                                 argv.error().message +
+                                                 "); fix agent.toml to match it");
+    }
+  }
+  return state;
+}
+
+// The example shown when no plan was accepted: the discovery plan, or a single-member one.
+v1::MemberState examplePlan(const AgentConfig& config, const std::optional<v1::Plan>& discovery) {
+  v1::MemberState example;
+  example.set_version(1);
+  if (discovery) {
+    *example.mutable_plan() = *discovery;
+    return example;
+  }
+  auto* plan = example.mutable_plan();
+  plan->set_mode(v1::PLAN_MODE_NEW);
+  plan->set_client_port(
+      static_cast<unsigned>(config.member.client_port ? config.member.client_port : 2379));
+  plan->set_peer_port(
+      static_cast<unsigned>(config.member.peer_port ? config.member.peer_port : 2380));
+  const auto urls = memberUrls(config, static_cast<int>(plan->client_port()),
+                               static_cast<int>(plan->peer_port()));
+  plan->set_initial_cluster(config.member.name + "=" + urls.peer);
+  return example;
+}
+
+}  // namespace
+
+Result<void> checkStartConditions(const AgentConfig& config) {
+  if (auto version = probeEtcdBinary(config.etcd.binary); !version) {
+    return fail(Errc::kFailedPrecondition,
+                config.where("etcd.binary") + ": " + version.error().message);
+  }
+  if (auto root = checkDataRoot(config); !root) return fail(root.error());
+  if (auto plan = acceptedPlan(config); !plan) return fail(plan.error());
+  return {};
+}
 
 int checkConfig(const AgentConfig& config) {
-  std::cout << config.source << ": OK\n";
-  auto state = loadState(config.statePath());
+  auto state = acceptedPlan(config);
   if (!state) {
     std::cerr << "etcd-agent: " << state.error().message << "\n";
     return kExitConfig;
   }
-  v1::MemberState example;
-  bool accepted = state->has_value();
+  std::cout << config.source << ": OK\n";
+  const bool accepted = state->has_value();
   const auto discovery = accepted ? std::nullopt : autoPlan(config);
-  if (accepted) {
-    example = **state;
-  } else if (discovery) {
-    example.set_version(1);
-    *example.mutable_plan() = *discovery;
-  } else {
-    // No plan yet: show the command line of a single-member static plan as an example.
-    example.set_version(1);
-    auto* plan = example.mutable_plan();
-    plan->set_mode(v1::PLAN_MODE_NEW);
-    plan->set_client_port(
-        static_cast<unsigned>(config.member.client_port ? config.member.client_port : 2379));
-    plan->set_peer_port(
-        static_cast<unsigned>(config.member.peer_port ? config.member.peer_port : 2380));
-    const auto urls = memberUrls(config, static_cast<int>(plan->client_port()),
-                                 static_cast<int>(plan->peer_port()));
-    plan->set_initial_cluster(config.member.name + "=" + urls.peer);
-  }
-  auto argv = etcdCommandLine(config, example);
+  const v1::MemberState shown = accepted ? **state : examplePlan(config, discovery);
+  auto argv = etcdCommandLine(config, shown);
   if (!argv) {
     std::cerr << "etcd-agent: " << argv.error().message << "\n";
     return kExitConfig;

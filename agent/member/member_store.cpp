@@ -24,11 +24,9 @@ constexpr auto kLockRetry = 100ms;
 }  // namespace
 
 Result<bool> DiskMemberStore::tryLock() {
-  std::error_code ec;
-  fs::create_directories(config_.memberDir(), ec);
-  if (ec) return fail(Errc::kIo, "cannot create " + config_.memberDir() + ": " + ec.message());
-  ::chmod(config_.member.data_root.c_str(), 0700);
-  ::chmod(config_.memberDir().c_str(), 0700);
+  // Only what the agent creates becomes 0700: a data_root that exists (shared, mode 1777, say)
+  // keeps its mode.
+  if (auto made = createPrivateDirectories(config_.memberDir()); !made) return fail(made.error());
   // One agent (and its etcd, which inherits this fd) per member directory.
   const std::string path = lockPath();
   if (!lock_fd_.valid()) {

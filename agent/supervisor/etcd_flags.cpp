@@ -92,7 +92,13 @@ Result<std::vector<std::string>> etcdCommandLine(const AgentConfig& config,
   argv.push_back("--strict-reconfig-check=true");
   argv.push_back("--logger=zap");
   argv.push_back("--log-outputs=stderr");
-  for (const auto& f : config.etcd.extra_flags) argv.push_back(f);
+  for (const auto& f : config.etcd.extra_flags) {
+    // Validated with agent.toml already; checked again so no AgentConfig can smuggle one in.
+    if (auto why = extraFlagProblem(f)) {
+      return fail(Errc::kInvalidArgument, "etcd.extra_flags: \"" + f + "\": " + *why);
+    }
+    argv.push_back(f);
+  }
   return argv;
 }
 

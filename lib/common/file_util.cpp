@@ -1,6 +1,7 @@
 #include "common/file_util.hpp"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -49,6 +50,29 @@ Result<void> writeFileAtomic(const std::string& path, std::string_view content, 
   if (!file) return fail(file.error());
   if (auto r = file->write(content); !r) return r;
   return file->commit();
+}
+
+Result<void> createPrivateDirectories(const std::string& path) {
+  std::size_t next = path.find('/', 1);
+  while (true) {
+    const std::string dir = path.substr(0, next);
+    if (!dir.empty() && dir != "/") {
+      if (::mkdir(dir.c_str(), 0700) == 0) {
+        if (::chmod(dir.c_str(), 0700) != 0) {
+          return fail(Errc::kIo, "cannot chmod " + dir + ": " + errnoText(errno));
+        }
+      } else if (errno != EEXIST) {
+        return fail(Errc::kIo, "cannot create " + dir + ": " + errnoText(errno));
+      }
+    }
+    if (next == std::string::npos) break;
+    next = path.find('/', next + 1);
+  }
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+    return fail(Errc::kIo, path + " is not a directory");
+  }
+  return {};
 }
 
 }  // namespace etcdagent

@@ -20,6 +20,10 @@ Result<void> writeFileAtomic(const std::string& path, std::string_view content,
 // fsync()s a directory so a rename inside it survives a crash.
 Result<void> fsyncDirectory(const std::string& dir);
 
+// Creates `path` and its missing parents with mode 0700 (whatever the umask). A directory that
+// exists already keeps its mode: only what this call created is chmodded.
+Result<void> createPrivateDirectories(const std::string& path);
+
 // errno as text, for messages: "No such file or directory".
 std::string errnoText(int err);
 

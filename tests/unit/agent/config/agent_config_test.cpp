@@ -47,7 +47,7 @@ data_root = "/srv/etcd"
 token = "prod-1"
 [agent]
 api_listen = "127.0.0.11:2378"
-http_listen = "0.0.0.0:2377"
+http_listen = "127.0.0.11:2377"
 [etcd]
 binary = "/opt/etcd/bin/etcd"
 auto_compaction_mode = "revision"
@@ -96,7 +96,7 @@ TEST(AgentConfig, BadValuesAreRejectedWithTheExpectation) {
   EXPECT_NE(errorOf("[member]\nclient_port = 2379\npeer_port = 2379\n").find("must differ"),
             std::string::npos);
   EXPECT_NE(errorOf("[member]\nname = \"m 1\"\n").find("member.name"), std::string::npos);
-  EXPECT_NE(errorOf("[member]\nadvertise_host = \"http://h\"\n").find("without scheme"),
+  EXPECT_NE(errorOf("[member]\nadvertise_host = \"http://h\"\n").find("IP address without scheme"),
             std::string::npos);
   EXPECT_NE(errorOf("[member]\ndata_root = \"relative\"\n").find("absolute path"),
             std::string::npos);
@@ -117,7 +117,10 @@ TEST(AgentConfig, BadValuesAreRejectedWithTheExpectation) {
 
 TEST(AgentConfig, ManagedFlagsCannotBeOverridden) {
   std::string e = errorOf("[etcd]\nextra_flags = [\"--data-dir=/tmp/x\"]\n");
-  EXPECT_NE(e.find("set by etcd-agent itself"), std::string::npos) << e;
+  EXPECT_EQ(e,
+            "/etc/etcd-agent/agent.toml:2:16: etcd.extra_flags[0]: \"--data-dir=/tmp/x\": "
+            "--data-dir is set by etcd-agent itself; it comes from member.data_root (etcd's data "
+            "is <data_root>/<name>/data)");
   EXPECT_TRUE(isManagedEtcdFlag("--initial-cluster-state=new"));
   EXPECT_FALSE(isManagedEtcdFlag("--snapshot-count=10"));
 }
@@ -140,6 +143,103 @@ TEST(AgentConfig, MissingFileSaysSo) {
   auto cfg = loadAgentConfig("/nonexistent/agent.toml");
   ASSERT_FALSE(cfg);
   EXPECT_NE(cfg.error().message.find("/nonexistent/agent.toml"), std::string::npos);
+}
+
+// The message of the first problem must start with the file:line:col of the offending key.
+void expectRefusedAt(std::string_view text, std::string_view where, std::string_view why) {
+  const std::string e = errorOf(text);
+  EXPECT_EQ(e.rfind("/etc/etcd-agent/agent.toml:" + std::string(where) + ": ", 0), 0U)
+      << "for:\n" << text << "\ngot: " << e;
+  EXPECT_NE(e.find(why), std::string::npos) << "for:\n" << text << "\ngot: " << e;
+}
+
+TEST(AgentConfig, MemberNamesAreEtcdCompatibleAndPathSafe) {
+  for (const char* bad : {"..", ".", ".hidden", "a/b", "-m1", "m 1", "m\\u00e91", ""}) {
+    expectRefusedAt("[member]\nname = \"" + std::string(bad) + "\"\n", "2:8", "member.name");
+  }
+  expectRefusedAt("[member]\nname = \"" + std::string(64, 'a') + "\"\n", "2:8", "64 characters");
+  for (const char* reserved : {"discovery", "restore"}) {
+    expectRefusedAt("[member]\nname = \"" + std::string(reserved) + "\"\n", "2:8", "reserved");
+  }
+  for (const char* good : {"m1", "db-1.prod_x", "9", "M.1-_"}) {
+    EXPECT_TRUE(parse("[member]\nname = \"" + std::string(good) + "\"\n")) << good;
+  }
+  EXPECT_TRUE(parse("[member]\nname = \"" + std::string(63, 'a') + "\"\n"));
+}
+
+TEST(AgentConfig, AHugeNameGivesAShortMessage) {
+  const std::string e = errorOf("[member]\nname = \"" + std::string(1 << 20, 'x') + "\"\n");
+  EXPECT_LT(e.size(), 300U) << e.substr(0, 300);
+  EXPECT_NE(e.find("1048576 characters"), std::string::npos) << e.substr(0, 300);
+}
+
+TEST(AgentConfig, AnInvalidHostNameAsTheDefaultNameSaysItIsTheDefault) {
+  auto r = parseAgentConfig("", "/etc/etcd-agent/agent.toml", "bad/host");
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().message.rfind(
+                "/etc/etcd-agent/agent.toml: member.name (not set, the default): expected", 0),
+            0U)
+      << r.error().message;
+}
+
+TEST(AgentConfig, WildcardAndNamedAdvertiseHostsAreRefused) {
+  for (const char* host : {"0.0.0.0", "::", "0:0::0"}) {
+    expectRefusedAt("[member]\nadvertise_host = \"" + std::string(host) + "\"\n", "2:18",
+                    "wildcard");
+  }
+  expectRefusedAt("[member]\nadvertise_host = \"\"\n", "2:18", "member.advertise_host");
+  // etcd binds its listeners only to IP addresses ("expected IP in URL for binding").
+  expectRefusedAt("[member]\nadvertise_host = \"db1.example.com\"\n", "2:18",
+                  "etcd binds only IP addresses");
+  EXPECT_TRUE(parse("[member]\nadvertise_host = \"::1\"\n"));
+  EXPECT_TRUE(parse("[member]\nadvertise_host = \"localhost\"\n"));
+}
+
+TEST(AgentConfig, WildcardHttpListenIsRefused) {
+  for (const char* listen : {"0.0.0.0:2377", "[::]:2377", ":2377"}) {
+    expectRefusedAt("[agent]\nhttp_listen = \"" + std::string(listen) + "\"\n", "2:15",
+                    "agent.http_listen");
+  }
+  expectRefusedAt("[agent]\nhttp_listen = \"0.0.0.0:2377\"\n", "2:15", "wildcard");
+  expectRefusedAt("[agent]\nhttp_listen = \"localhost.localdomain:2377\"\n", "2:15",
+                  "expected an IP address");
+  EXPECT_TRUE(parse("[agent]\nhttp_listen = \"127.0.0.11:2377\"\n"));
+}
+
+TEST(AgentConfig, ListenersMayNotShareASocket) {
+  expectRefusedAt("[agent]\napi_listen = \"127.0.0.1:2378\"\nhttp_listen = \"127.0.0.1:2378\"\n",
+                  "3:15", "must differ from agent.api_listen");
+  // etcd's client port (on advertise_host, and on 127.0.0.1 when advertising elsewhere) and peer
+  // port.
+  expectRefusedAt("[agent]\napi_listen = \"127.0.0.1:2379\"\n", "2:14",
+                  "is etcd's own socket (member.client_port = 2379");
+  expectRefusedAt("[agent]\napi_listen = \"127.0.0.1:2380\"\n", "2:14",
+                  "is etcd's own socket (member.peer_port = 2380");
+  expectRefusedAt("[agent]\nhttp_listen = \"127.0.0.1:2380\"\n", "2:15", "member.peer_port");
+  expectRefusedAt("[member]\nadvertise_host = \"::1\"\n[agent]\napi_listen = \"[::1]:2379\"\n",
+                  "4:14", "member.client_port");
+  // Another loopback address, or ports picked at plan time, do not collide.
+  EXPECT_TRUE(parse("[member]\nadvertise_host = \"127.0.0.11\"\n[agent]\n"
+                    "api_listen = \"127.0.0.12:2379\"\n"));
+  EXPECT_TRUE(parse("[member]\nclient_port = 0\npeer_port = 0\n[agent]\n"
+                    "api_listen = \"127.0.0.1:2379\"\nhttp_listen = \"127.0.0.1:2380\"\n"));
+}
+
+TEST(AgentConfig, UnsafeOrWildcardExtraFlagsAreRefusedWithTheirPosition) {
+  expectRefusedAt("[etcd]\nextra_flags = [\"--snapshot-count=5\", \"--force-new-cluster\"]\n",
+                  "2:38", "etcd.extra_flags[1]: \"--force-new-cluster\": --force-new-cluster is refused");
+  expectRefusedAt("[etcd]\nextra_flags = [\"--force-new-cluster=true\"]\n", "2:16",
+                  "disaster-recovery");
+  for (const char* url : {"http://0.0.0.0:2381", "http://[::]:2381", "http://:2381",
+                          "http://127.0.0.1:2381,http://0.0.0.0:2382"}) {
+    expectRefusedAt("[etcd]\nextra_flags = [\"--listen-metrics-urls=" + std::string(url) + "\"]\n",
+                    "2:16", "listens on every address");
+  }
+  expectRefusedAt("[etcd]\nextra_flags = [\"--name=x\"]\n", "2:16", "it comes from member.name");
+  expectRefusedAt("[etcd]\nextra_flags = [\"--initial-cluster-state=existing\"]\n", "2:16",
+                  "the bootstrap plan");
+  EXPECT_TRUE(parse("[etcd]\nextra_flags = [\"--listen-metrics-urls=http://127.0.0.1:2381\", "
+                    "\"--enable-pprof\"]\n"));
 }
 
 }  // namespace
