@@ -81,14 +81,24 @@ TEST(EtcdFlags, DiscoveryPlanNeverFallsBackToProxy) {
 }
 
 TEST(EtcdFlags, NonLoopbackAdvertiseAlsoListensOnLoopback) {
-  auto cfg = config("db1.example.com");
+  // TEST-NET-1 (RFC 5737): a non-loopback address that nothing here connects to.
+  auto cfg = config("192.0.2.11");
   auto argv = etcdCommandLine(cfg, state(v1::PLAN_MODE_NEW));
   ASSERT_TRUE(argv);
   EXPECT_NE(shellJoin(*argv).find(
-                "--listen-client-urls=http://db1.example.com:2379,http://127.0.0.1:2379 "),
+                "--listen-client-urls=http://192.0.2.11:2379,http://127.0.0.1:2379 "),
             std::string::npos);
-  EXPECT_NE(shellJoin(*argv).find("--advertise-client-urls=http://db1.example.com:2379 "),
+  EXPECT_NE(shellJoin(*argv).find("--advertise-client-urls=http://192.0.2.11:2379 "),
             std::string::npos);
+}
+
+TEST(EtcdFlags, AnExtraFlagTheConfigWouldRefuseIsRefusedHereToo) {
+  auto cfg = config();
+  cfg.etcd.extra_flags = {"--force-new-cluster"};
+  auto argv = etcdCommandLine(cfg, state(v1::PLAN_MODE_NEW));
+  ASSERT_FALSE(argv);
+  EXPECT_NE(argv.error().message.find("--force-new-cluster is refused"), std::string::npos)
+      << argv.error().message;
 }
 
 TEST(EtcdFlags, ExtraFlagsComeLastAndIpv6IsBracketed) {

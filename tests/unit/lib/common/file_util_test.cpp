@@ -1,0 +1,50 @@
+#include "common/file_util.hpp"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <fstream>
+
+#include "tests/mocks/temp_dir.hpp"
+
+namespace etcdagent {
+namespace {
+
+unsigned modeOf(const std::string& path) {
+  struct stat st {};
+  EXPECT_EQ(::stat(path.c_str(), &st), 0) << path;
+  return st.st_mode & 07777;
+}
+
+TEST(CreatePrivateDirectories, CreatesEachMissingLevel0700WhateverTheUmask) {
+  testing::UnitTempDir dir;
+  const mode_t old = ::umask(0);
+  auto r = createPrivateDirectories(dir.path() + "/a/b/c");
+  ::umask(old);
+  ASSERT_TRUE(r) << r.error().message;
+  for (const char* sub : {"/a", "/a/b", "/a/b/c"}) EXPECT_EQ(modeOf(dir.path() + sub), 0700U) << sub;
+}
+
+TEST(CreatePrivateDirectories, LeavesTheModeOfWhatExistedAlone) {
+  testing::UnitTempDir dir;
+  const std::string shared = dir.path() + "/shared";
+  ASSERT_EQ(::mkdir(shared.c_str(), 0700), 0);
+  ASSERT_EQ(::chmod(shared.c_str(), 01777), 0);
+  ASSERT_TRUE(createPrivateDirectories(shared + "/m1"));
+  EXPECT_EQ(modeOf(shared), 01777U);
+  EXPECT_EQ(modeOf(shared + "/m1"), 0700U);
+  ASSERT_EQ(::chmod((shared + "/m1").c_str(), 0750), 0);
+  ASSERT_TRUE(createPrivateDirectories(shared + "/m1"));
+  EXPECT_EQ(modeOf(shared + "/m1"), 0750U);
+}
+
+TEST(CreatePrivateDirectories, AFileInTheWayIsAnError) {
+  testing::UnitTempDir dir;
+  std::ofstream(dir.path() + "/f") << "x";
+  auto r = createPrivateDirectories(dir.path() + "/f/m1");
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find(dir.path() + "/f/m1"), std::string::npos) << r.error().message;
+}
+
+}  // namespace
+}  // namespace etcdagent
