@@ -114,17 +114,21 @@ TEST(AgentToml, WildcardAddressesAreRefusedByCheckAndStart) {
 }
 
 TEST(AgentToml, ListenersSharingASocketAreRefusedByCheckAndStart) {
+  // Nothing listens on these: the config is refused first.
+  const std::string port = std::to_string(freePort());
   {
     ConfigCase c;
-    c.set("http_listen", "http_listen = \"127.0.0.1:2399\"")
-        .set("api_listen", "api_listen = \"127.0.0.1:2399\"");
-    expectBothRefuse(c, ":" + positionOf(c.text(), "\"127.0.0.1:2399\"\n[etcd]") +
+    c.set("http_listen", "http_listen = \"127.0.0.1:" + port + "\"")
+        .set("api_listen", "api_listen = \"127.0.0.1:" + port + "\"");
+    expectBothRefuse(c, ":" + positionOf(c.text(), "\"127.0.0.1:" + port + "\"\n[etcd]") +
                             ": agent.http_listen: must differ from agent.api_listen");
   }
   ConfigCase c;
-  c.set("client_port", "client_port = 2398").set("api_listen", "api_listen = \"127.0.0.1:2398\"");
-  expectBothRefuse(c, ": agent.api_listen: \"127.0.0.1:2398\" is etcd's own socket "
-                      "(member.client_port = 2398 on 127.0.0.1)");
+  c.set("client_port", "client_port = " + port)
+      .set("api_listen", "api_listen = \"127.0.0.1:" + port + "\"");
+  expectBothRefuse(c, ": agent.api_listen: \"127.0.0.1:" + port +
+                          "\" is etcd's own socket (member.client_port = " + port +
+                          " on 127.0.0.1)");
 }
 
 TEST(AgentToml, UnsafeExtraFlagsAreRefusedByCheckAndStart) {
