@@ -120,13 +120,15 @@ void checkAgent(const AgentConfig& cfg, FirstProblem& p) {
 void checkCompaction(const EtcdSection& e, FirstProblem& p) {
   const auto& mode = e.auto_compaction_mode;
   const auto& retention = e.auto_compaction_retention;
-  const bool number = !retention.empty() && retention.find_first_not_of("0123456789") == std::string::npos;
+  const bool number =
+      !retention.empty() && retention.find_first_not_of("0123456789") == std::string::npos;
   if (mode != "periodic" && mode != "revision") {
     p.add("etcd.auto_compaction_mode",
           "expected \"periodic\" or \"revision\", got " + quoteForMessage(mode));
   } else if (mode == "revision" && !number) {
-    p.add("etcd.auto_compaction_retention",
-          "expected a number of revisions for mode \"revision\", got " + quoteForMessage(retention));
+    p.add(
+        "etcd.auto_compaction_retention",
+        "expected a number of revisions for mode \"revision\", got " + quoteForMessage(retention));
   } else if (mode == "periodic" && !number && !parseDuration(retention)) {
     p.add("etcd.auto_compaction_retention",
           "expected a duration (e.g. \"24h\", \"30m\") or a number of hours, got " +
@@ -137,7 +139,8 @@ void checkCompaction(const EtcdSection& e, FirstProblem& p) {
 void checkEtcd(const AgentConfig& cfg, FirstProblem& p) {
   for (auto [key, value] :
        {std::pair{"etcd.binary", cfg.etcd.binary}, {"etcd.etcdctl", cfg.etcd.etcdctl}}) {
-    if (!value.starts_with('/')) p.add(key, "expected an absolute path, got " + quoteForMessage(value));
+    if (!value.starts_with('/'))
+      p.add(key, "expected an absolute path, got " + quoteForMessage(value));
   }
   checkCompaction(cfg.etcd, p);
   for (std::size_t i = 0; i < cfg.etcd.extra_flags.size(); ++i) {

@@ -11,7 +11,9 @@
 namespace etcdagent::agent {
 namespace {
 
-std::string thisUser() { return "this user (uid " + std::to_string(::geteuid()) + ")"; }
+std::string thisUser() {
+  return "this user (uid " + std::to_string(::geteuid()) + ")";
+}
 
 // The directory `path` will be created in: `path` itself when it exists, else its nearest
 // existing ancestor.
@@ -58,7 +60,8 @@ Result<void> checkDataRoot(const AgentConfig& config) {
   std::optional<std::string> problem = usableDirectory(parent);
   if (problem && parent != root) problem = root + " cannot be created: " + *problem;
   if (!problem && parent == root) problem = ownMemberDir(config.memberDir());
-  if (problem) return fail(Errc::kFailedPrecondition, config.where("member.data_root") + ": " + *problem);
+  if (problem)
+    return fail(Errc::kFailedPrecondition, config.where("member.data_root") + ": " + *problem);
   return {};
 }
 

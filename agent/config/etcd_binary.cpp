@@ -35,9 +35,8 @@ Result<void> runnable(const std::string& binary) {
   }
   if (!S_ISREG(st.st_mode)) return fail(Errc::kInvalidArgument, binary + " is not a file");
   if (::access(binary.c_str(), X_OK) != 0) {
-    return fail(Errc::kPermissionDenied,
-                binary + " is not executable by this user (uid " + std::to_string(::geteuid()) +
-                    ")");
+    return fail(Errc::kPermissionDenied, binary + " is not executable by this user (uid " +
+                                             std::to_string(::geteuid()) + ")");
   }
   return {};
 }

@@ -50,7 +50,8 @@ std::string_view flagName(std::string_view flag) {
 }
 
 const Rule* find(const auto& rules, std::string_view name) {
-  auto it = std::find_if(rules.begin(), rules.end(), [&](const Rule& r) { return r.first == name; });
+  auto it =
+      std::find_if(rules.begin(), rules.end(), [&](const Rule& r) { return r.first == name; });
   return it == rules.end() ? nullptr : &*it;
 }
 

@@ -18,9 +18,9 @@ Result<std::optional<v1::MemberState>> acceptedPlan(const AgentConfig& config) {
   if (!state) return fail(state.error());
   if (state->has_value()) {
     if (auto argv = etcdCommandLine(config, **state); !argv) {
-      return fail(Errc::kFailedPrecondition, config.statePath() + ": the accepted plan cannot run (" +
-                                                 argv.error().message +
-                                                 "); fix agent.toml to match it");
+      return fail(Errc::kFailedPrecondition,
+                  config.statePath() + ": the accepted plan cannot run (" + argv.error().message +
+                      "); fix agent.toml to match it");
     }
   }
   return state;

@@ -96,8 +96,9 @@ TEST(AgentToml, PathUnsafeMemberNamesAreRefusedByCheckAndStart) {
 TEST(AgentToml, AHugeNameIsRefusedInOneShortLine) {
   ConfigCase c;
   c.set("name", "name = \"" + std::string(1 << 20, 'n') + "\"");
-  expectBothRefuse(c, ":2:8: member.name: expected 1 to 63 letters, digits, '.', '_' or '-', "
-                      "starting with a letter or digit, got 1048576 characters");
+  expectBothRefuse(c,
+                   ":2:8: member.name: expected 1 to 63 letters, digits, '.', '_' or '-', "
+                   "starting with a letter or digit, got 1048576 characters");
 }
 
 TEST(AgentToml, WildcardAddressesAreRefusedByCheckAndStart) {
@@ -141,8 +142,9 @@ TEST(AgentToml, UnsafeExtraFlagsAreRefusedByCheckAndStart) {
   }
   ConfigCase c;
   c.append("extra_flags = [\"--listen-metrics-urls=http://0.0.0.0:2381\"]\n");
-  expectBothRefuse(c, ": etcd.extra_flags[0]: \"--listen-metrics-urls=http://0.0.0.0:2381\": "
-                      "\"http://0.0.0.0:2381\" listens on every address");
+  expectBothRefuse(c,
+                   ": etcd.extra_flags[0]: \"--listen-metrics-urls=http://0.0.0.0:2381\": "
+                   "\"http://0.0.0.0:2381\" listens on every address");
 }
 
 TEST(AgentToml, AMissingOrNonEtcdBinaryIsRefusedByCheckAndStart) {

@@ -149,7 +149,8 @@ TEST(AgentConfig, MissingFileSaysSo) {
 void expectRefusedAt(std::string_view text, std::string_view where, std::string_view why) {
   const std::string e = errorOf(text);
   EXPECT_EQ(e.rfind("/etc/etcd-agent/agent.toml:" + std::string(where) + ": ", 0), 0U)
-      << "for:\n" << text << "\ngot: " << e;
+      << "for:\n"
+      << text << "\ngot: " << e;
   EXPECT_NE(e.find(why), std::string::npos) << "for:\n" << text << "\ngot: " << e;
 }
 
@@ -219,15 +220,18 @@ TEST(AgentConfig, ListenersMayNotShareASocket) {
   expectRefusedAt("[member]\nadvertise_host = \"::1\"\n[agent]\napi_listen = \"[::1]:2379\"\n",
                   "4:14", "member.client_port");
   // Another loopback address, or ports picked at plan time, do not collide.
-  EXPECT_TRUE(parse("[member]\nadvertise_host = \"127.0.0.11\"\n[agent]\n"
-                    "api_listen = \"127.0.0.12:2379\"\n"));
-  EXPECT_TRUE(parse("[member]\nclient_port = 0\npeer_port = 0\n[agent]\n"
-                    "api_listen = \"127.0.0.1:2379\"\nhttp_listen = \"127.0.0.1:2380\"\n"));
+  EXPECT_TRUE(
+      parse("[member]\nadvertise_host = \"127.0.0.11\"\n[agent]\n"
+            "api_listen = \"127.0.0.12:2379\"\n"));
+  EXPECT_TRUE(
+      parse("[member]\nclient_port = 0\npeer_port = 0\n[agent]\n"
+            "api_listen = \"127.0.0.1:2379\"\nhttp_listen = \"127.0.0.1:2380\"\n"));
 }
 
 TEST(AgentConfig, UnsafeOrWildcardExtraFlagsAreRefusedWithTheirPosition) {
   expectRefusedAt("[etcd]\nextra_flags = [\"--snapshot-count=5\", \"--force-new-cluster\"]\n",
-                  "2:38", "etcd.extra_flags[1]: \"--force-new-cluster\": --force-new-cluster is refused");
+                  "2:38",
+                  "etcd.extra_flags[1]: \"--force-new-cluster\": --force-new-cluster is refused");
   expectRefusedAt("[etcd]\nextra_flags = [\"--force-new-cluster=true\"]\n", "2:16",
                   "disaster-recovery");
   for (const char* url : {"http://0.0.0.0:2381", "http://[::]:2381", "http://:2381",
@@ -238,8 +242,9 @@ TEST(AgentConfig, UnsafeOrWildcardExtraFlagsAreRefusedWithTheirPosition) {
   expectRefusedAt("[etcd]\nextra_flags = [\"--name=x\"]\n", "2:16", "it comes from member.name");
   expectRefusedAt("[etcd]\nextra_flags = [\"--initial-cluster-state=existing\"]\n", "2:16",
                   "the bootstrap plan");
-  EXPECT_TRUE(parse("[etcd]\nextra_flags = [\"--listen-metrics-urls=http://127.0.0.1:2381\", "
-                    "\"--enable-pprof\"]\n"));
+  EXPECT_TRUE(
+      parse("[etcd]\nextra_flags = [\"--listen-metrics-urls=http://127.0.0.1:2381\", "
+            "\"--enable-pprof\"]\n"));
 }
 
 }  // namespace

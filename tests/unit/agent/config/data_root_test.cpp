@@ -47,9 +47,9 @@ TEST(DataRoot, AFileInTheWayIsRefusedAtTheKey) {
             "/etc/etcd-agent/agent.toml:3:13: member.data_root: " + file + " is not a directory");
   auto below = checkDataRoot(config(file + "/root"));
   ASSERT_FALSE(below);
-  EXPECT_NE(below.error().message.find(file + "/root cannot be created: " + file +
-                                       " is not a directory"),
-            std::string::npos)
+  EXPECT_NE(
+      below.error().message.find(file + "/root cannot be created: " + file + " is not a directory"),
+      std::string::npos)
       << below.error().message;
 }
 

@@ -12,10 +12,10 @@ std::string problem(std::string_view flag) {
 }
 
 TEST(ExtraFlags, TuningFlagsPassThrough) {
-  for (const char* f : {"--snapshot-count=5000", "--heartbeat-interval=100", "--enable-pprof",
-                        "--listen-metrics-urls=http://127.0.0.1:2381",
-                        "--listen-metrics-urls=http://[::1]:2381",
-                        "--initial-election-tick-advance=false"}) {
+  for (const char* f :
+       {"--snapshot-count=5000", "--heartbeat-interval=100", "--enable-pprof",
+        "--listen-metrics-urls=http://127.0.0.1:2381", "--listen-metrics-urls=http://[::1]:2381",
+        "--initial-election-tick-advance=false"}) {
     EXPECT_FALSE(extraFlagProblem(f)) << f << ": " << extraFlagProblem(f).value_or("");
   }
 }

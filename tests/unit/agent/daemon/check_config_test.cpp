@@ -13,9 +13,11 @@ namespace etcdagent::agent {
 namespace {
 
 AgentConfig config(const std::string& data_root, const std::string& etcd_section = "") {
-  auto cfg = parseAgentConfig("[member]\nname = \"m1\"\nclient_port = 2379\npeer_port = 2380\n"
-                              "data_root = \"" + data_root + "\"\n[etcd]\n" + etcd_section,
-                              "agent.toml", "host");
+  auto cfg = parseAgentConfig(
+      "[member]\nname = \"m1\"\nclient_port = 2379\npeer_port = 2380\n"
+      "data_root = \"" +
+          data_root + "\"\n[etcd]\n" + etcd_section,
+      "agent.toml", "host");
   EXPECT_TRUE(cfg) << cfg.error().message;
   return *cfg;
 }
@@ -35,9 +37,9 @@ TEST(StartConditions, AMissingEtcdBinaryIsNamedAtItsKey) {
   testing::UnitTempDir dir;
   auto r = checkStartConditions(config(dir.path(), "binary = \"/nonexistent/etcd\"\n"));
   ASSERT_FALSE(r);
-  EXPECT_EQ(r.error().message.rfind("agent.toml:7:10: etcd.binary: /nonexistent/etcd does not exist",
-                                    0),
-            0U)
+  EXPECT_EQ(
+      r.error().message.rfind("agent.toml:7:10: etcd.binary: /nonexistent/etcd does not exist", 0),
+      0U)
       << r.error().message;
 }
 

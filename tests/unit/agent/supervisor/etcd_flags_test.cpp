@@ -85,9 +85,9 @@ TEST(EtcdFlags, NonLoopbackAdvertiseAlsoListensOnLoopback) {
   auto cfg = config("192.0.2.11");
   auto argv = etcdCommandLine(cfg, state(v1::PLAN_MODE_NEW));
   ASSERT_TRUE(argv);
-  EXPECT_NE(shellJoin(*argv).find(
-                "--listen-client-urls=http://192.0.2.11:2379,http://127.0.0.1:2379 "),
-            std::string::npos);
+  EXPECT_NE(
+      shellJoin(*argv).find("--listen-client-urls=http://192.0.2.11:2379,http://127.0.0.1:2379 "),
+      std::string::npos);
   EXPECT_NE(shellJoin(*argv).find("--advertise-client-urls=http://192.0.2.11:2379 "),
             std::string::npos);
 }

@@ -22,7 +22,8 @@ TEST(CreatePrivateDirectories, CreatesEachMissingLevel0700WhateverTheUmask) {
   auto r = createPrivateDirectories(dir.path() + "/a/b/c");
   ::umask(old);
   ASSERT_TRUE(r) << r.error().message;
-  for (const char* sub : {"/a", "/a/b", "/a/b/c"}) EXPECT_EQ(modeOf(dir.path() + sub), 0700U) << sub;
+  for (const char* sub : {"/a", "/a/b", "/a/b/c"})
+    EXPECT_EQ(modeOf(dir.path() + sub), 0700U) << sub;
 }
 
 TEST(CreatePrivateDirectories, LeavesTheModeOfWhatExistedAlone) {
