@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <ctime>
 
+#include "common/duration.hpp"
 #include "common/encoding.hpp"
 
 namespace etcdagent::agent {
@@ -172,14 +173,12 @@ void DiscoveryRegistry::expireTokens() {
 std::string DiscoveryRegistry::exhausted() const {
   auto soonest = std::chrono::system_clock::time_point::max();
   for (const auto& [token, state] : tokens_) soonest = std::min(soonest, expiresAt(state));
-  const auto wait = std::chrono::duration_cast<std::chrono::minutes>(soonest - now_()).count() + 1;
+  const auto secs = [](std::chrono::seconds d) { return formatDuration(d); };
   return "this agent holds " + std::to_string(tokens_.size()) + " live discovery tokens (at most " +
-         std::to_string(limits_.max_live_tokens) +
-         "); a token is dropped once its cluster completed and " +
-         std::to_string(limits_.complete_ttl.count()) + " s passed, or after " +
-         std::to_string(limits_.incomplete_ttl.count()) +
-         " s if it did not complete. The next one expires in about " + std::to_string(wait) +
-         " min; try again then, or use a token you created already";
+         std::to_string(limits_.max_live_tokens) + "); a token is dropped " +
+         secs(limits_.incomplete_ttl) + " after its creation unless its cluster completed, then " +
+         secs(limits_.complete_ttl) + " after it. The next one expires at " +
+         formatRfc3339(soonest) + "; try again then, or use a token you created already";
 }
 
 Result<void> DiscoveryRegistry::restore(v1::DiscoveryTokenState state) {
