@@ -99,7 +99,9 @@ class DiscoveryRegistry {
   void expire(WaitId id);
 
   [[nodiscard]] const v1::DiscoveryTokenState* find(const std::string& token) const;
-  [[nodiscard]] bool isReserved(const std::string& token) const { return reserved_.contains(token); }
+  [[nodiscard]] bool isReserved(const std::string& token) const {
+    return reserved_.contains(token);
+  }
   [[nodiscard]] std::size_t tokenCount() const { return tokens_.size(); }
   [[nodiscard]] std::size_t parkedWaits() const { return waits_.size(); }
 

@@ -167,14 +167,14 @@ grpc::Status AgentService::confirmRemoved(v1::AgentStatus* checked) {
       io_, 10s, [this](Done done) { done(grpc::Status::OK, agentStatus(supervisor_.view())); },
       checked);
   if (!s.ok()) return s;
-  WipeFacts facts{.member_name = supervisor_.config().member.name,
-                  .has_plan = state.has_value(),
-                  .started_once = state && state->started_once(),
-                  .etcd_running = checked->etcd_pid() != 0,
-                  .reported_removed = checked->phase() == v1::MEMBER_PHASE_REMOVED,
-                  .member_id = state && state->member_id() ? state->member_id()
-                                                           : checked->member_id(),
-                  .peer_urls = {checked->peer_urls().begin(), checked->peer_urls().end()}};
+  WipeFacts facts{
+      .member_name = supervisor_.config().member.name,
+      .has_plan = state.has_value(),
+      .started_once = state && state->started_once(),
+      .etcd_running = checked->etcd_pid() != 0,
+      .reported_removed = checked->phase() == v1::MEMBER_PHASE_REMOVED,
+      .member_id = state && state->member_id() ? state->member_id() : checked->member_id(),
+      .peer_urls = {checked->peer_urls().begin(), checked->peer_urls().end()}};
   if (needsClusterCheck(facts)) {
     // Blocking etcd calls: on this gRPC thread, never on the loop.
     facts.views = asker_->ask({checked->client_urls().begin(), checked->client_urls().end()},

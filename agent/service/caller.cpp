@@ -192,8 +192,9 @@ Result<void> authorizeMutation(std::optional<uid_t> caller, std::string_view met
     return {};
   }
   const std::string who = caller ? "uid " + std::to_string(*caller)
-                                 : std::string("a caller this agent cannot identify (not a "
-                                               "loopback TCP connection it can trace to a uid)");
+                                 : std::string(
+                                       "a caller this agent cannot identify (not a "
+                                       "loopback TCP connection it can trace to a uid)");
   const std::string group = (policy.group_name.empty() ? std::string() : policy.group_name + " ") +
                             "(gid " + std::to_string(policy.group) + ")";
   return fail(Errc::kPermissionDenied,

@@ -43,7 +43,8 @@ std::optional<SocketEndpoint> parseGrpcPeer(std::string_view peer);
 std::optional<uid_t> socketOwner(std::string_view proc_net_tcp, const SocketEndpoint& local);
 
 // Reads /proc/net/tcp and /proc/net/tcp6 (or `proc_net` + "/tcp", "/tcp6") for the peer.
-std::optional<uid_t> callerUid(std::string_view grpc_peer, const std::string& proc_net = "/proc/net");
+std::optional<uid_t> callerUid(std::string_view grpc_peer,
+                               const std::string& proc_net = "/proc/net");
 
 struct CallerPolicy {
   uid_t agent_uid = 0;  // the agent's euid

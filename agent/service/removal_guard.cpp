@@ -66,8 +66,8 @@ ClusterView askEndpoint(const std::string& endpoint, milliseconds timeout) {
   read.set_count_only(true);  // serializable=false: linearizable
   auto r = (*client)->call<&etcdserverpb::KV::Stub::Range>(read, {etcd::Retry::kOnce, timeout});
   // etcd checks permissions after the read index: an auth refusal still proves quorum.
-  const bool auth_refused = !r && (r.error().code == Errc::kPermissionDenied ||
-                                   r.error().code == Errc::kUnauthenticated);
+  const bool auth_refused =
+      !r && (r.error().code == Errc::kPermissionDenied || r.error().code == Errc::kUnauthenticated);
   if (!r && !auth_refused) {
     view.reached = r.error().code != Errc::kUnavailable;
     view.error = "no quorum-backed answer (" + r.error().message + ")";
@@ -124,7 +124,9 @@ std::string getPeerMembers(const std::string& peer_url, milliseconds timeout) {
 
 }  // namespace
 
-bool needsClusterCheck(const WipeFacts& facts) { return facts.has_plan && facts.started_once; }
+bool needsClusterCheck(const WipeFacts& facts) {
+  return facts.has_plan && facts.started_once;
+}
 
 Result<void> decideWipe(const WipeFacts& facts) {
   if (!needsClusterCheck(facts)) return {};  // rule 1
@@ -147,8 +149,8 @@ Result<void> decideWipe(const WipeFacts& facts) {
               "cannot confirm that " + who(facts) +
                   " was removed from its cluster, so its data is kept: no quorum-backed member "
                   "answered (" +
-                  answers(facts.views) +
-                  "). Remove it with etcd-fleet member remove " + facts.member_name +
+                  answers(facts.views) + "). Remove it with etcd-fleet member remove " +
+                  facts.member_name +
                   " once the cluster has quorum, or stop it (etcd-fleet member stop) if the "
                   "whole cluster is gone");
 }

@@ -34,8 +34,8 @@ namespace etcdagent::agent {
 // One member's answer.
 struct ClusterView {
   std::string endpoint;
-  bool reached = false;  // it answered anything (an error from etcd counts)
-  bool quorum = false;   // a linearizable read went through there
+  bool reached = false;                         // it answered anything (an error from etcd counts)
+  bool quorum = false;                          // a linearizable read went through there
   std::vector<membership::MemberInfo> members;  // its MemberList, when quorum
   std::string error;                            // why it does not count
 };

@@ -90,9 +90,8 @@ Result<std::vector<std::pair<std::string, std::string>>> parseInitialCluster(
     }
     out.emplace_back(name, url);
     if (out.size() > kMaxInitialClusterMembers) {
-      return fail(Errc::kInvalidArgument, field + ": more than " +
-                                              std::to_string(kMaxInitialClusterMembers) +
-                                              " entries");
+      return fail(Errc::kInvalidArgument,
+                  field + ": more than " + std::to_string(kMaxInitialClusterMembers) + " entries");
     }
     i = comma + 1;
   }
@@ -118,8 +117,8 @@ Result<void> validateOwnEntry(const v1::Plan& plan, const ValidationContext& sel
     return invalid(field, "does not include this agent's member \"" + self.member_name +
                               "\" (NAME=PEER_URL); a plan is for the member that runs it");
   }
-  return invalid(field, "lists member \"" + self.member_name + "\" without its advertised peer URL " +
-                            own_url);
+  return invalid(field, "lists member \"" + self.member_name +
+                            "\" without its advertised peer URL " + own_url);
 }
 
 Result<void> validateMode(const v1::Plan& plan) {
@@ -128,7 +127,8 @@ Result<void> validateMode(const v1::Plan& plan) {
     case v1::PLAN_MODE_EXISTING:
     case v1::PLAN_MODE_LEARNER:
       if (plan.initial_cluster().empty()) {
-        return invalid("plan.initial_cluster", "required for mode " + v1::PlanMode_Name(plan.mode()));
+        return invalid("plan.initial_cluster",
+                       "required for mode " + v1::PlanMode_Name(plan.mode()));
       }
       if (!plan.discovery_url().empty()) {
         return invalid("plan.discovery_url", "only for PLAN_MODE_DISCOVERY");
@@ -171,9 +171,9 @@ Result<void> validatePlan(const v1::Plan& plan, const ValidationContext& self) {
     if (auto r = validateOwnEntry(plan, self); !r) return r;
   }
   const auto& path = plan.restore_snapshot();
-  if (path.size() > kMaxPathBytes ||
-      std::any_of(path.begin(), path.end(),
-                  [](char c) { return std::iscntrl(static_cast<unsigned char>(c)) != 0; })) {
+  if (path.size() > kMaxPathBytes || std::any_of(path.begin(), path.end(), [](char c) {
+        return std::iscntrl(static_cast<unsigned char>(c)) != 0;
+      })) {
     return invalid("plan.restore_snapshot", "not a path this agent's UploadSnapshot returned");
   }
   return {};
@@ -189,8 +189,8 @@ ValidationContext ValidationContext::forAgent(const AgentConfig& config) {
 Result<void> validateName(const std::string& value, const std::string& field) {
   if (value.empty()) return invalid(field, "must not be empty");
   if (value.size() > kMaxNameBytes) {
-    return invalid(field, std::to_string(value.size()) + " bytes: at most " +
-                              std::to_string(kMaxNameBytes));
+    return invalid(
+        field, std::to_string(value.size()) + " bytes: at most " + std::to_string(kMaxNameBytes));
   }
   if (!std::isalnum(static_cast<unsigned char>(value[0]))) {
     return invalid(field, shown(value) + " must start with a letter or a digit");
@@ -226,15 +226,17 @@ Result<void> validateHttpUrl(const std::string& value, const std::string& field,
   return validateAuthority(rest.substr(0, slash), field);
 }
 
-Result<void> validate(const v1::GetStatusRequest&) { return {}; }
+Result<void> validate(const v1::GetStatusRequest&) {
+  return {};
+}
 
 Result<void> validate(const v1::PreflightRequest& request) {
   if (!request.cluster_token().empty()) {
     if (auto r = validateName(request.cluster_token(), "cluster_token"); !r) return r;
   }
   if (static_cast<std::size_t>(request.avoid_ports_size()) > kMaxAvoidPorts) {
-    return invalid("avoid_ports", std::to_string(request.avoid_ports_size()) +
-                                      " ports: at most " + std::to_string(kMaxAvoidPorts));
+    return invalid("avoid_ports", std::to_string(request.avoid_ports_size()) + " ports: at most " +
+                                      std::to_string(kMaxAvoidPorts));
   }
   for (auto port : request.avoid_ports()) {
     if (auto r = validatePort(port, "avoid_ports"); !r) return r;
@@ -247,10 +249,18 @@ Result<void> validate(const v1::ApplyPlanRequest& request, const ValidationConte
   return validatePlan(request.plan(), self);
 }
 
-Result<void> validate(const v1::StopMemberRequest&) { return {}; }
-Result<void> validate(const v1::StartMemberRequest&) { return {}; }
-Result<void> validate(const v1::RemoveMemberRequest&) { return {}; }
-Result<void> validate(const v1::SetAutostartRequest&) { return {}; }
+Result<void> validate(const v1::StopMemberRequest&) {
+  return {};
+}
+Result<void> validate(const v1::StartMemberRequest&) {
+  return {};
+}
+Result<void> validate(const v1::RemoveMemberRequest&) {
+  return {};
+}
+Result<void> validate(const v1::SetAutostartRequest&) {
+  return {};
+}
 
 Result<void> validate(const v1::NewDiscoveryTokenRequest& request) {
   if (request.size() < 1 || request.size() > kMaxDiscoverySize) {

@@ -3,10 +3,9 @@
 // gone, and discovery tokens are bounded. Real etcd-agent, etcd and etcd-fleet on loopback.
 
 #include <gmock/gmock.h>
+#include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
-
-#include <grpcpp/grpcpp.h>
 
 #include <filesystem>
 
@@ -117,8 +116,7 @@ TEST(ApiTrust, ApplyPlanRefusesFieldsThatCanNeverBeRight) {
 
 // NewDiscoveryToken on the raw stub, to see the gRPC status code itself.
 grpc::Status newToken(const AgentHarness& agent) {
-  auto channel =
-      grpc::CreateChannel(agent.client().address(), grpc::InsecureChannelCredentials());
+  auto channel = grpc::CreateChannel(agent.client().address(), grpc::InsecureChannelCredentials());
   auto stub = v1::Agent::NewStub(channel);
   grpc::ClientContext context;
   context.set_deadline(std::chrono::system_clock::now() + 10s);

@@ -513,9 +513,9 @@ TEST(DiscoveryTokens, ACompletedClustersTokenIsKeptUntilTheLongerTtl) {
   DiscoveryRegistry reg({}, counting(), {}, clock.fn());
   auto t = reg.createToken(1, "");
   ASSERT_TRUE(t);
-  ASSERT_EQ(answer(reg, "PUT /" + t->token() + "/a?prevExist=false", "value=a%3Dhttp://h:2380")
-                .status,
-            201);
+  ASSERT_EQ(
+      answer(reg, "PUT /" + t->token() + "/a?prevExist=false", "value=a%3Dhttp://h:2380").status,
+      201);
   clock.now += 24h * 6;
   EXPECT_EQ(answer(reg, "GET /" + t->token()).status, 200);
   clock.now += 24h;
@@ -531,8 +531,11 @@ TEST(DiscoveryTokens, AtMost64LiveTokensThenResourceExhaustedWithTheNumbers) {
   EXPECT_EQ(refused.error().code, Errc::kResourceExhausted);
   EXPECT_THAT(refused.error().message, ::testing::HasSubstr("holds 64 live discovery tokens"));
   EXPECT_THAT(refused.error().message, ::testing::HasSubstr("at most 64"));
-  EXPECT_THAT(refused.error().message, ::testing::HasSubstr("dropped 1h0m0s after its creation unless its cluster completed, then 168h0m0s"));
-  EXPECT_THAT(refused.error().message, ::testing::HasSubstr("next one expires at 2026-06-01T13:00:00Z"));
+  EXPECT_THAT(refused.error().message,
+              ::testing::HasSubstr(
+                  "dropped 1h0m0s after its creation unless its cluster completed, then 168h0m0s"));
+  EXPECT_THAT(refused.error().message,
+              ::testing::HasSubstr("next one expires at 2026-06-01T13:00:00Z"));
   EXPECT_EQ(reg.tokenCount(), 64U);
   clock.now += 1h;  // the incomplete ones expire: room again
   EXPECT_TRUE(reg.createToken(3, ""));
@@ -545,8 +548,8 @@ TEST(DiscoveryTokens, PersistedTokensExpireAcrossARestart) {
   WallClock clock;
   std::string fresh, old;
   {
-    DiscoveryRegistry reg([&](const auto& s) { return saveDiscoveryToken(dir, s); }, counting(),
-                          {}, clock.fn());
+    DiscoveryRegistry reg([&](const auto& s) { return saveDiscoveryToken(dir, s); }, counting(), {},
+                          clock.fn());
     old = reg.createToken(3, "")->token();
     clock.now += 30min;
     fresh = reg.createToken(3, "")->token();

@@ -13,8 +13,9 @@ using ::testing::HasSubstr;
 constexpr std::uint64_t kSelf = 0x1111;
 
 membership::MemberInfo member(std::uint64_t id, const std::string& name) {
-  return {.id = id, .name = name, .peer_urls = {"http://127.0.0.1" + std::to_string(id % 10) +
-                                                ":2380"}};
+  return {.id = id,
+          .name = name,
+          .peer_urls = {"http://127.0.0.1" + std::to_string(id % 10) + ":2380"}};
 }
 
 WipeFacts started() {
@@ -27,7 +28,9 @@ WipeFacts started() {
 }
 
 ClusterView quorum(std::vector<membership::MemberInfo> members) {
-  return {.endpoint = "http://127.0.0.12:2379", .reached = true, .quorum = true,
+  return {.endpoint = "http://127.0.0.12:2379",
+          .reached = true,
+          .quorum = true,
           .members = std::move(members)};
 }
 

@@ -11,7 +11,9 @@ namespace {
 
 using ::testing::HasSubstr;
 
-ValidationContext self() { return {"m1", "127.0.0.11", 2379, 2380}; }
+ValidationContext self() {
+  return {"m1", "127.0.0.11", 2379, 2380};
+}
 
 v1::ApplyPlanRequest plan(v1::PlanMode mode = v1::PLAN_MODE_NEW) {
   v1::ApplyPlanRequest r;
@@ -78,7 +80,8 @@ TEST(RequestValidation, RefusesAnInitialClusterWithoutThisAgentsMember) {
   EXPECT_THAT(msg, HasSubstr("does not include this agent's member \"m1\""));
   // Named, but with another peer URL than the one etcd advertises for it.
   p.mutable_plan()->set_initial_cluster("m1=http://127.0.0.99:2380,m2=http://127.0.0.12:2380");
-  EXPECT_THAT(refusal(validate(p, self())), HasSubstr("advertised peer URL http://127.0.0.11:2380"));
+  EXPECT_THAT(refusal(validate(p, self())),
+              HasSubstr("advertised peer URL http://127.0.0.11:2380"));
 }
 
 TEST(RequestValidation, RefusesAHugeOrMalformedInitialCluster) {
@@ -88,9 +91,9 @@ TEST(RequestValidation, RefusesAHugeOrMalformedInitialCluster) {
   p.mutable_plan()->set_initial_cluster(big);
   EXPECT_THAT(refusal(validate(p, self())), HasSubstr("plan.initial_cluster: "));
   EXPECT_THAT(refusal(validate(p, self())), HasSubstr("at most 16384"));
-  for (const char* bad : {"m1", "m1=http://127.0.0.11:2380,", "m1=file:///x",
-                          "m1=http://127.0.0.11:2380,-x=http://h:1",
-                          "m1=http://127.0.0.11:2380/path"}) {
+  for (const char* bad :
+       {"m1", "m1=http://127.0.0.11:2380,", "m1=file:///x",
+        "m1=http://127.0.0.11:2380,-x=http://h:1", "m1=http://127.0.0.11:2380/path"}) {
     p.mutable_plan()->set_initial_cluster(bad);
     EXPECT_THAT(refusal(validate(p, self())), HasSubstr("plan.initial_cluster")) << bad;
   }
