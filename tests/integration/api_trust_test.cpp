@@ -83,6 +83,18 @@ TEST(ApiTrust, RemoveMemberRefusesToWipeAHealthyMemberOfItsCluster) {
   EXPECT_TRUE(healthyOnce(s)) << s.DebugString();
   EXPECT_EQ(s.etcd_pid(), before->etcd_pid());
   EXPECT_TRUE(std::filesystem::exists(agent.dataRoot() + "/m1/data/member"));
+
+  // The operator's way to drop a one-member cluster (the guide's restore drill): stop it, then
+  // wipe it. Stopped, and with no other member to ask, nobody can count on its data.
+  const std::string host = agent.client().address();
+  auto stop = fleet(agent.clientEndpoint(), {"agent", "stop", "--host", host});
+  ASSERT_EQ(stop.exit_code, 0) << stop.out << stop.err;
+  EXPECT_THAT(stop.out, HasSubstr("member m1 stopped"));
+  auto wipe = fleet(agent.clientEndpoint(), {"agent", "wipe", "--host", host, "--force"});
+  ASSERT_EQ(wipe.exit_code, 0) << wipe.out << wipe.err;
+  auto idle = agent.waitFor([](const auto& st) { return st.phase() == v1::MEMBER_PHASE_WAITING; });
+  EXPECT_EQ(idle.phase(), v1::MEMBER_PHASE_WAITING) << idle.DebugString();
+  EXPECT_FALSE(std::filesystem::exists(agent.dataRoot() + "/m1/data"));
 }
 
 TEST(ApiTrust, ApplyPlanRefusesFieldsThatCanNeverBeRight) {
