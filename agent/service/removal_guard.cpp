@@ -119,6 +119,12 @@ std::string getPeerMembers(const std::string& peer_url, milliseconds timeout) {
     });
   });
   io.run_for(timeout + milliseconds(100));
+  // Whatever is still pending (a slow resolve) ends now, before the locals it refers to go.
+  beast::error_code ignored;
+  resolver.cancel();
+  stream.socket().close(ignored);
+  io.restart();
+  io.run();
   return body;
 }
 

@@ -11,6 +11,7 @@
 
 #include "tests/support/agent_harness.hpp"
 #include "tests/support/etcd_cluster.hpp"
+#include "tests/support/fleet_harness.hpp"
 
 namespace etcdagent::testing {
 namespace {
@@ -95,6 +96,31 @@ TEST(ApiTrust, RemoveMemberRefusesToWipeAHealthyMemberOfItsCluster) {
   auto idle = agent.waitFor([](const auto& st) { return st.phase() == v1::MEMBER_PHASE_WAITING; });
   EXPECT_EQ(idle.phase(), v1::MEMBER_PHASE_WAITING) << idle.DebugString();
   EXPECT_FALSE(std::filesystem::exists(agent.dataRoot() + "/m1/data"));
+}
+
+TEST(ApiTrust, AStoppedMemberIsKeptWhileItsPeersStillListIt) {
+  FleetHarness fleet({.size = 3, .first_host = 71});
+  fleet.startAll();
+  auto boot = fleet.bootstrap();
+  ASSERT_EQ(boot.exit_code, 0) << boot.out << boot.err;
+  AgentHarness& m3 = fleet.agent(2);
+  auto s = m3.waitFor(healthyOnce, 60s);
+  ASSERT_TRUE(healthyOnce(s)) << s.DebugString();
+  ASSERT_TRUE(m3.client().stopMember());
+
+  // Its own etcd is down: the agent finds the others through their peer port (GET /members)
+  // and asks them; they still list m3.
+  auto wiped = m3.client().removeMember();
+  ASSERT_FALSE(wiped);
+  EXPECT_EQ(wiped.error().code, Errc::kFailedPrecondition);
+  EXPECT_THAT(wiped.error().message, HasSubstr("is still a member of its cluster"));
+  EXPECT_THAT(wiped.error().message, HasSubstr("lists it, with quorum"));
+  EXPECT_TRUE(std::filesystem::exists(m3.dataRoot() + "/m3/data/member"));
+
+  // Removed from the cluster by the operator's flow, it is wiped.
+  auto removed = fleet.fleet({"member", "remove", "m3"});
+  EXPECT_EQ(removed.exit_code, 0) << removed.out << removed.err;
+  EXPECT_FALSE(std::filesystem::exists(m3.dataRoot() + "/m3/data"));
 }
 
 TEST(ApiTrust, ApplyPlanRefusesFieldsThatCanNeverBeRight) {
