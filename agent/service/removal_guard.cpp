@@ -186,6 +186,10 @@ std::vector<ClusterView> EtcdClusterAsker::ask(const std::vector<std::string>& o
       views.push_back({.endpoint = peer, .error = "its peer port did not answer GET /members"});
       continue;
     }
+    // That member is alive: the cluster is not gone, whatever its client URLs answer.
+    views.push_back({.endpoint = peer,
+                     .reached = true,
+                     .error = "answered on its peer port, without a quorum-backed client answer"});
     for (const auto& ep : clientUrlsFromPeerMembers(body)) {
       if (tryEndpoint(ep)) return views;
     }
