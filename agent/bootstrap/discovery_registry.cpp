@@ -7,7 +7,9 @@
 #include <cerrno>
 #include <charconv>
 #include <cstdio>
+#include <ctime>
 
+#include "common/duration.hpp"
 #include "common/encoding.hpp"
 
 namespace etcdagent::agent {
@@ -90,6 +92,24 @@ constexpr std::size_t kMaxValueBytes = 4096;  // _config/size is written when th
 
 }  // namespace
 
+std::optional<std::chrono::system_clock::time_point> parseRfc3339(const std::string& text) {
+  std::tm tm{};
+  const char* end = ::strptime(text.c_str(), "%Y-%m-%dT%H:%M:%SZ", &tm);
+  if (end == nullptr || *end != '\0') return std::nullopt;
+  const std::time_t t = ::timegm(&tm);
+  if (t == static_cast<std::time_t>(-1)) return std::nullopt;
+  return std::chrono::system_clock::from_time_t(t);
+}
+
+std::string formatRfc3339(std::chrono::system_clock::time_point t) {
+  const std::time_t tt = std::chrono::system_clock::to_time_t(t);
+  std::tm tm{};
+  gmtime_r(&tt, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
 std::string randomDiscoveryToken() {
   unsigned char bytes[16];
   std::size_t got = 0;
@@ -116,8 +136,50 @@ DiscoveryResponse discoveryError(int status, int code, const std::string& messag
           index};
 }
 
-DiscoveryRegistry::DiscoveryRegistry(Persist persist, RandomToken random)
-    : persist_(std::move(persist)), random_(std::move(random)) {}
+DiscoveryRegistry::DiscoveryRegistry(Persist persist, RandomToken random, DiscoveryLimits limits,
+                                     WallClock now)
+    : persist_(std::move(persist)),
+      random_(std::move(random)),
+      limits_(limits),
+      now_(std::move(now)) {}
+
+std::chrono::system_clock::time_point DiscoveryRegistry::expiresAt(
+    const v1::DiscoveryTokenState& t) const {
+  auto born = born_.find(t.token());
+  const auto start = born == born_.end() ? std::chrono::system_clock::time_point{} : born->second;
+  const bool complete = static_cast<unsigned>(t.nodes_size()) >= t.size();
+  return start + (complete ? limits_.complete_ttl : limits_.incomplete_ttl);
+}
+
+void DiscoveryRegistry::expireTokens() {
+  const auto now = now_();
+  std::vector<std::string> gone;
+  for (const auto& [token, state] : tokens_) {
+    if (now >= expiresAt(state)) gone.push_back(token);
+  }
+  for (const auto& token : gone) {
+    // Parked waits on it end now (etcd's client asks again and hears 404).
+    std::vector<WaitId> waits;
+    for (const auto& [id, w] : waits_) {
+      if (w.token == token) waits.push_back(id);
+    }
+    for (auto id : waits) expire(id);
+    tokens_.erase(token);
+    born_.erase(token);
+    reserved_.insert(token);
+  }
+}
+
+std::string DiscoveryRegistry::exhausted() const {
+  auto soonest = std::chrono::system_clock::time_point::max();
+  for (const auto& [token, state] : tokens_) soonest = std::min(soonest, expiresAt(state));
+  const auto secs = [](std::chrono::seconds d) { return formatDuration(d); };
+  return "this agent holds " + std::to_string(tokens_.size()) + " live discovery tokens (at most " +
+         std::to_string(limits_.max_live_tokens) + "); a token is dropped " +
+         secs(limits_.incomplete_ttl) + " after its creation unless its cluster completed, then " +
+         secs(limits_.complete_ttl) + " after it. The next one expires at " +
+         formatRfc3339(soonest) + "; try again then, or use a token you created already";
+}
 
 Result<void> DiscoveryRegistry::restore(v1::DiscoveryTokenState state) {
   const std::string what = "discovery token " + state.token();
@@ -140,8 +202,20 @@ Result<void> DiscoveryRegistry::restore(v1::DiscoveryTokenState state) {
     last = n.created_index();
   }
   if (state.index() < last) state.set_index(last);
-  reserved_.erase(state.token());
-  tokens_.emplace(state.token(), std::move(state));
+  auto born = parseRfc3339(state.created_at());
+  if (!born) {
+    reserved_.insert(state.token());  // an age we cannot tell: never served again
+    return {};
+  }
+  const std::string token = state.token();
+  reserved_.erase(token);
+  born_[token] = *born;
+  tokens_.emplace(token, std::move(state));
+  if (now_() >= expiresAt(tokens_.at(token))) {
+    tokens_.erase(token);
+    born_.erase(token);
+    reserved_.insert(token);
+  }
   return {};
 }
 
@@ -151,6 +225,10 @@ Result<v1::DiscoveryTokenState> DiscoveryRegistry::createToken(unsigned size,
     return fail(Errc::kInvalidArgument, "a discovery cluster size must be between 1 and " +
                                             std::to_string(kMaxDiscoverySize) + ", not " +
                                             std::to_string(size));
+  }
+  expireTokens();
+  if (tokens_.size() >= limits_.max_live_tokens) {
+    return fail(Errc::kResourceExhausted, exhausted());
   }
   // 128 random bits do not collide in practice; the check makes "never reused" a guarantee.
   std::string token;
@@ -166,12 +244,14 @@ Result<v1::DiscoveryTokenState> DiscoveryRegistry::createToken(unsigned size,
   state.set_version(1);
   state.set_token(token);
   state.set_size(size);
-  state.set_created_at(created_at);
+  const auto now = now_();
+  state.set_created_at(created_at.empty() ? formatRfc3339(now) : created_at);
   state.set_index(kSizeIndex);
   if (persist_) {
     if (auto r = persist_(state); !r) return fail(r.error());
   }
   tokens_.emplace(token, state);
+  born_[token] = now;
   return state;
 }
 
@@ -193,6 +273,7 @@ std::vector<DiscoveryRegistry::Event> DiscoveryRegistry::history(
 
 std::optional<DiscoveryRegistry::WaitId> DiscoveryRegistry::handle(const DiscoveryRequest& request,
                                                                    Reply reply) {
+  expireTokens();
   const auto parts = splitPath(request.path);
   if (parts.empty()) {
     reply(discoveryError(403, 102, "Not a file", "/", 0));  // the root is not a token

@@ -14,7 +14,15 @@
 // Each token has its own index: creating it writes _config/size at index 1, every registration
 // takes the next one. Registrations are write-once, so the history of a token is its size key plus
 // its nodes, and any waitIndex can be replayed from it.
+//
+// Tokens are bounded in number and in time (DiscoveryLimits): a token whose cluster did not
+// complete (fewer than `size` registrations) within `incomplete_ttl` of its creation is dropped,
+// a completed one after `complete_ttl`; at most `max_live_tokens` are held at once, and one more
+// is refused with RESOURCE_EXHAUSTED. Time comes from an injected wall clock, and a persisted
+// token's age from its created_at, so tokens expire across restarts too. A dropped token is
+// reserved: it is never handed out again, and its URL answers 404.
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -30,6 +38,16 @@
 namespace etcdagent::agent {
 
 inline constexpr unsigned kMaxDiscoverySize = 99;
+
+struct DiscoveryLimits {
+  std::chrono::seconds incomplete_ttl = std::chrono::hours(1);
+  std::chrono::seconds complete_ttl = std::chrono::hours(24 * 7);
+  std::size_t max_live_tokens = 64;
+};
+
+// Parses the RFC 3339 UTC timestamps this agent writes ("2026-11-30T05:32:53Z").
+std::optional<std::chrono::system_clock::time_point> parseRfc3339(const std::string& text);
+std::string formatRfc3339(std::chrono::system_clock::time_point t);
 
 struct DiscoveryRequest {
   std::string method;                        // GET, PUT, ...
@@ -53,17 +71,26 @@ class DiscoveryRegistry {
   using RandomToken = std::function<std::string()>;
   using Reply = std::function<void(DiscoveryResponse)>;
   using WaitId = std::uint64_t;
+  using WallClock = std::function<std::chrono::system_clock::time_point()>;
 
-  explicit DiscoveryRegistry(Persist persist = {}, RandomToken random = randomDiscoveryToken);
+  explicit DiscoveryRegistry(Persist persist = {}, RandomToken random = randomDiscoveryToken,
+                             DiscoveryLimits limits = {},
+                             WallClock now = std::chrono::system_clock::now);
 
-  // Adds a token loaded from disk (at start). Refuses a malformed state or a duplicate token.
+  // Adds a token loaded from disk (at start). Refuses a malformed state or a duplicate token. A
+  // token that expired meanwhile (by its created_at; one without a readable created_at counts as
+  // expired) is only reserved, not served.
   Result<void> restore(v1::DiscoveryTokenState state);
   // Remembers a token that exists on disk but could not be read, so it is never handed out again.
   void reserve(const std::string& token) { reserved_.insert(token); }
 
   // Creates a token for a cluster of `size` members (1..kMaxDiscoverySize), persisted before it
-  // is returned. `created_at` is recorded as given (RFC 3339).
+  // is returned. `created_at` is recorded as given (RFC 3339; empty: the clock's now); its TTL
+  // runs from the clock's now. RESOURCE_EXHAUSTED while max_live_tokens are held.
   Result<v1::DiscoveryTokenState> createToken(unsigned size, const std::string& created_at);
+
+  // Drops the tokens whose TTL passed (createToken and handle do it first).
+  void expireTokens();
 
   // Answers one request: `reply` runs before handle() returns, except for a wait that has no
   // matching event yet; that one is parked and handle() returns its id. The reply then runs when
@@ -72,6 +99,9 @@ class DiscoveryRegistry {
   void expire(WaitId id);
 
   [[nodiscard]] const v1::DiscoveryTokenState* find(const std::string& token) const;
+  [[nodiscard]] bool isReserved(const std::string& token) const {
+    return reserved_.contains(token);
+  }
   [[nodiscard]] std::size_t tokenCount() const { return tokens_.size(); }
   [[nodiscard]] std::size_t parkedWaits() const { return waits_.size(); }
 
@@ -98,9 +128,16 @@ class DiscoveryRegistry {
                              const DiscoveryRequest& request, Reply& reply);
   [[nodiscard]] std::vector<Event> history(const v1::DiscoveryTokenState& t) const;
 
+  [[nodiscard]] std::chrono::system_clock::time_point expiresAt(
+      const v1::DiscoveryTokenState& t) const;
+  [[nodiscard]] std::string exhausted() const;
+
   Persist persist_;
   RandomToken random_;
+  DiscoveryLimits limits_;
+  WallClock now_;
   std::map<std::string, v1::DiscoveryTokenState> tokens_;
+  std::map<std::string, std::chrono::system_clock::time_point> born_;  // of each token held
   std::set<std::string> reserved_;  // tokens on disk that could not be loaded
   std::map<WaitId, Wait> waits_;
   WaitId next_wait_ = 1;

@@ -41,6 +41,13 @@ grpc::Status onLoop(boost::asio::io_context& io, std::chrono::seconds timeout,
 
 using Done = std::function<void(grpc::Status, v1::AgentStatus)>;
 
+// The whole cluster check of RemoveMember, within the caller's 65 s together with the stop.
+constexpr std::chrono::milliseconds kRemovalCheckBudget{5000};
+
+grpc::Status asStatus(const Result<void>& r) {
+  return r ? grpc::Status::OK : toStatus(r.error());
+}
+
 }  // namespace
 
 grpc::Status toStatus(const Error& e) {
@@ -53,9 +60,19 @@ grpc::Status toStatus(const Error& e) {
     case Errc::kPermissionDenied: code = grpc::StatusCode::PERMISSION_DENIED; break;
     case Errc::kUnavailable: code = grpc::StatusCode::UNAVAILABLE; break;
     case Errc::kDeadlineExceeded: code = grpc::StatusCode::DEADLINE_EXCEEDED; break;
+    case Errc::kResourceExhausted: code = grpc::StatusCode::RESOURCE_EXHAUSTED; break;
+    case Errc::kUnauthenticated: code = grpc::StatusCode::UNAUTHENTICATED; break;
+    case Errc::kUnimplemented: code = grpc::StatusCode::UNIMPLEMENTED; break;
+    case Errc::kCancelled: code = grpc::StatusCode::CANCELLED; break;
     default: code = grpc::StatusCode::INTERNAL;
   }
   return {code, e.message};
+}
+
+grpc::Status AgentService::allowMutation(const grpc::ServerContext* context,
+                                         std::string_view method) const {
+  const std::optional<uid_t> caller = context ? lookup_(context->peer()) : std::nullopt;
+  return asStatus(authorizeMutation(caller, method, policy_));
 }
 
 std::string AgentService::autostart() const {
@@ -76,8 +93,11 @@ grpc::Status AgentService::GetStatus(grpc::ServerContext*, const v1::GetStatusRe
   return s;
 }
 
-grpc::Status AgentService::Preflight(grpc::ServerContext*, const v1::PreflightRequest* req,
+grpc::Status AgentService::Preflight(grpc::ServerContext* ctx, const v1::PreflightRequest* req,
                                      v1::PreflightResponse* out) {
+  // Preflight allocates ports and writes an fsync probe into the data root.
+  if (auto s = allowMutation(ctx, "Preflight"); !s.ok()) return s;
+  if (auto s = asStatus(validate(*req)); !s.ok()) return s;
   // What the checks need is read on the loop; the (blocking) checks then run on this thread.
   v1::AgentStatus status;
   auto s = onLoop<v1::AgentStatus>(
@@ -98,8 +118,13 @@ grpc::Status AgentService::Preflight(grpc::ServerContext*, const v1::PreflightRe
   return grpc::Status::OK;
 }
 
-grpc::Status AgentService::ApplyPlan(grpc::ServerContext*, const v1::ApplyPlanRequest* req,
+grpc::Status AgentService::ApplyPlan(grpc::ServerContext* ctx, const v1::ApplyPlanRequest* req,
                                      v1::ApplyPlanResponse* out) {
+  if (auto s = allowMutation(ctx, "ApplyPlan"); !s.ok()) return s;
+  if (auto s = asStatus(validate(*req, ValidationContext::forAgent(supervisor_.config())));
+      !s.ok()) {
+    return s;
+  }
   return onLoop<v1::AgentStatus>(
       io_, 30s,
       [this, plan = req->plan()](Done done) {
@@ -109,8 +134,9 @@ grpc::Status AgentService::ApplyPlan(grpc::ServerContext*, const v1::ApplyPlanRe
       out->mutable_status());
 }
 
-grpc::Status AgentService::StopMember(grpc::ServerContext*, const v1::StopMemberRequest*,
+grpc::Status AgentService::StopMember(grpc::ServerContext* ctx, const v1::StopMemberRequest*,
                                       v1::StopMemberResponse* out) {
+  if (auto s = allowMutation(ctx, "StopMember"); !s.ok()) return s;
   return onLoop<v1::AgentStatus>(
       io_, 60s,
       [this](Done done) {
@@ -119,8 +145,9 @@ grpc::Status AgentService::StopMember(grpc::ServerContext*, const v1::StopMember
       out->mutable_status());
 }
 
-grpc::Status AgentService::StartMember(grpc::ServerContext*, const v1::StartMemberRequest*,
+grpc::Status AgentService::StartMember(grpc::ServerContext* ctx, const v1::StartMemberRequest*,
                                        v1::StartMemberResponse* out) {
+  if (auto s = allowMutation(ctx, "StartMember"); !s.ok()) return s;
   return onLoop<v1::AgentStatus>(
       io_, 30s,
       [this](Done done) {
@@ -130,17 +157,56 @@ grpc::Status AgentService::StartMember(grpc::ServerContext*, const v1::StartMemb
       out->mutable_status());
 }
 
-grpc::Status AgentService::RemoveMember(grpc::ServerContext*, const v1::RemoveMemberRequest* req,
+grpc::Status AgentService::confirmRemoved(v1::AgentStatus* checked) {
+  std::optional<v1::MemberState> state;
+  using StateDone = std::function<void(grpc::Status, std::optional<v1::MemberState>)>;
+  auto s = onLoop<std::optional<v1::MemberState>>(
+      io_, 10s, [this](StateDone done) { done(grpc::Status::OK, supervisor_.state()); }, &state);
+  if (!s.ok()) return s;
+  s = onLoop<v1::AgentStatus>(
+      io_, 10s, [this](Done done) { done(grpc::Status::OK, agentStatus(supervisor_.view())); },
+      checked);
+  if (!s.ok()) return s;
+  WipeFacts facts{
+      .member_name = supervisor_.config().member.name,
+      .has_plan = state.has_value(),
+      .started_once = state && state->started_once(),
+      .etcd_running = checked->etcd_pid() != 0,
+      .reported_removed = checked->phase() == v1::MEMBER_PHASE_REMOVED,
+      .member_id = state && state->member_id() ? state->member_id() : checked->member_id(),
+      .peer_urls = {checked->peer_urls().begin(), checked->peer_urls().end()}};
+  if (needsClusterCheck(facts)) {
+    // Blocking etcd calls: on this gRPC thread, never on the loop.
+    facts.views = asker_->ask({checked->client_urls().begin(), checked->client_urls().end()},
+                              otherPeerUrls(state->plan().initial_cluster(), facts.member_name),
+                              kRemovalCheckBudget);
+  }
+  return asStatus(decideWipe(facts));
+}
+
+grpc::Status AgentService::RemoveMember(grpc::ServerContext* ctx,
+                                        const v1::RemoveMemberRequest* req,
                                         v1::RemoveMemberResponse* out) {
+  if (auto s = allowMutation(ctx, "RemoveMember"); !s.ok()) return s;
   if (!req->confirm_removed_from_cluster()) {
     return {
         grpc::StatusCode::FAILED_PRECONDITION,
         "RemoveMember wipes the member's data: remove it from the cluster first (etcd-fleet member "
         "remove does both) and confirm"};
   }
+  v1::AgentStatus checked;
+  if (auto s = confirmRemoved(&checked); !s.ok()) return s;
   return onLoop<v1::AgentStatus>(
       io_, 60s,
-      [this](Done done) {
+      [this, checked](Done done) {
+        // The member checked is the member wiped: a plan applied meanwhile is not touched.
+        const auto now = agentStatus(supervisor_.view());
+        if (now.cluster_token() != checked.cluster_token()) {
+          done({grpc::StatusCode::ABORTED,
+                "the member changed while its removal was checked; ask again"},
+               now);
+          return;
+        }
         supervisor_.remove([this, done](Result<void> r) {
           done(r ? grpc::Status::OK : toStatus(r.error()), agentStatus(supervisor_.view()));
         });
@@ -148,16 +214,20 @@ grpc::Status AgentService::RemoveMember(grpc::ServerContext*, const v1::RemoveMe
       out->mutable_status());
 }
 
-grpc::Status AgentService::SetAutostart(grpc::ServerContext*, const v1::SetAutostartRequest* req,
+grpc::Status AgentService::SetAutostart(grpc::ServerContext* ctx,
+                                        const v1::SetAutostartRequest* req,
                                         v1::SetAutostartResponse* out) {
+  if (auto s = allowMutation(ctx, "SetAutostart"); !s.ok()) return s;
   if (auto r = units_.setEnabled(req->enabled()); !r) return toStatus(r.error());
   out->set_autostart(autostart());
   return grpc::Status::OK;
 }
 
-grpc::Status AgentService::NewDiscoveryToken(grpc::ServerContext*,
+grpc::Status AgentService::NewDiscoveryToken(grpc::ServerContext* ctx,
                                              const v1::NewDiscoveryTokenRequest* req,
                                              v1::NewDiscoveryTokenResponse* out) {
+  if (auto s = allowMutation(ctx, "NewDiscoveryToken"); !s.ok()) return s;
+  if (auto s = asStatus(validate(*req)); !s.ok()) return s;
   if (!new_discovery_token_) {
     return {grpc::StatusCode::UNAVAILABLE,
             "this agent does not coordinate: its HTTP endpoint (agent.http_listen) is not "
@@ -177,9 +247,10 @@ grpc::Status AgentService::NewDiscoveryToken(grpc::ServerContext*,
       out);
 }
 
-grpc::Status AgentService::UploadSnapshot(grpc::ServerContext*,
+grpc::Status AgentService::UploadSnapshot(grpc::ServerContext* ctx,
                                           grpc::ServerReader<v1::UploadSnapshotRequest>* reader,
                                           v1::UploadSnapshotResponse* out) {
+  if (auto s = allowMutation(ctx, "UploadSnapshot"); !s.ok()) return s;
   std::unique_lock lock(upload_mutex_, std::try_to_lock);
   if (!lock.owns_lock()) {
     return {grpc::StatusCode::FAILED_PRECONDITION,
@@ -188,6 +259,7 @@ grpc::Status AgentService::UploadSnapshot(grpc::ServerContext*,
   v1::UploadSnapshotRequest first;
   if (!reader->Read(&first))
     return {grpc::StatusCode::INVALID_ARGUMENT, "the upload sent no message"};
+  if (auto s = asStatus(validateUploadHeader(first)); !s.ok()) return s;
   // Data never changes under a member: an agent with a plan takes no snapshot.
   std::optional<v1::MemberState> state;
   using StateDone = std::function<void(grpc::Status, std::optional<v1::MemberState>)>;

@@ -3,11 +3,20 @@
 // The gRPC Agent service: translates requests to Supervisor calls on the event loop and back.
 // gRPC's threads never touch the supervisor directly; each call is posted to the loop and waited
 // for with a deadline.
+//
+// Every call first checks its caller and its request: mutating calls (everything but GetStatus)
+// only for privileged callers (caller.hpp), every field validated (request_validation.hpp), and
+// RemoveMember wipes only what the cluster confirms is gone (removal_guard.hpp).
 
 #include <boost/asio/io_context.hpp>
 #include <functional>
+#include <memory>
 #include <mutex>
+#include <string_view>
 
+#include "agent/service/caller.hpp"
+#include "agent/service/removal_guard.hpp"
+#include "agent/service/request_validation.hpp"
 #include "agent/supervisor/supervisor.hpp"
 #include "agent/systemd/unit_control.hpp"
 #include "etcdagent/v1/agent.grpc.pb.h"
@@ -16,8 +25,19 @@ namespace etcdagent::agent {
 
 class AgentService final : public v1::Agent::Service {
  public:
-  AgentService(boost::asio::io_context& io, Supervisor& supervisor, UnitControl units)
-      : io_(io), supervisor_(supervisor), units_(std::move(units)) {}
+  // Who called: the uid behind gRPC's peer() string (callerUid by default).
+  using CallerLookup = std::function<std::optional<uid_t>(const std::string& peer)>;
+
+  AgentService(boost::asio::io_context& io, Supervisor& supervisor, UnitControl units,
+               CallerPolicy policy = CallerPolicy::forThisProcess(),
+               CallerLookup lookup = defaultLookup(),
+               std::shared_ptr<ClusterAsker> asker = std::make_shared<EtcdClusterAsker>())
+      : io_(io),
+        supervisor_(supervisor),
+        units_(std::move(units)),
+        policy_(std::move(policy)),
+        lookup_(std::move(lookup)),
+        asker_(std::move(asker)) {}
 
   grpc::Status GetStatus(grpc::ServerContext*, const v1::GetStatusRequest*,
                          v1::AgentStatus*) override;
@@ -49,9 +69,20 @@ class AgentService final : public v1::Agent::Service {
   [[nodiscard]] std::string autostart() const;
 
  private:
+  static CallerLookup defaultLookup() {
+    return [](const std::string& peer) { return callerUid(peer); };
+  }
+  // OK for a privileged caller; PERMISSION_DENIED naming the uid otherwise.
+  grpc::Status allowMutation(const grpc::ServerContext* context, std::string_view method) const;
+  // OK when the cluster confirms the member is gone (removal_guard.hpp's rule).
+  grpc::Status confirmRemoved(v1::AgentStatus* checked);
+
   boost::asio::io_context& io_;
   Supervisor& supervisor_;
   UnitControl units_;
+  CallerPolicy policy_;
+  CallerLookup lookup_;
+  std::shared_ptr<ClusterAsker> asker_;
   NewDiscoveryTokenFn new_discovery_token_;
   std::mutex upload_mutex_;
 };

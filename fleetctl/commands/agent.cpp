@@ -1,5 +1,5 @@
-// agent status|wipe, autostart enable|disable|status: etcd-fleet talking to one etcd-agent
-// (wipe is lib/fleet's: it checks with the cluster first).
+// agent status|stop|start|wipe, autostart enable|disable|status: etcd-fleet talking to one
+// etcd-agent (wipe is lib/fleet's: it checks with the cluster first).
 
 #include "fleetctl/output/agent.hpp"
 
@@ -59,6 +59,17 @@ CommandResult runAgentWipe(Context& ctx) {
   return {};
 }
 
+// Stops or starts the member's etcd on its agent (the plan and data stay).
+CommandResult runAgentStopStart(Context& ctx, bool stop) {
+  auto agent = agentFor(ctx);
+  if (!agent) return std::unexpected(agent.error());
+  auto s = stop ? agent->stopMember() : agent->startMember();
+  if (!s) return commandError(s.error());
+  ctx.out() << "agent " << agent->address() << ": member " << s->member_name() << " "
+            << (stop ? "stopped" : "starting") << "\n";
+  return {};
+}
+
 CommandResult runAutostart(Context& ctx, std::optional<bool> enable) {
   auto agent = agentFor(ctx);
   if (!agent) return std::unexpected(agent.error());
@@ -84,6 +95,16 @@ std::vector<Command> agentCommands() {
        .summary = "Shows an agent's state: member, health, restarts, last error, autostart",
        .flags = hostFlags,
        .run = runAgentStatus});
+  agent.children.push_back({.name = "stop",
+                            .usage = "agent stop --host HOST[:PORT]",
+                            .summary = "Stops the member's etcd on an agent (plan and data stay)",
+                            .flags = hostFlags,
+                            .run = [](Context& c) { return runAgentStopStart(c, true); }});
+  agent.children.push_back({.name = "start",
+                            .usage = "agent start --host HOST[:PORT]",
+                            .summary = "Starts a stopped member's etcd on an agent again",
+                            .flags = hostFlags,
+                            .run = [](Context& c) { return runAgentStopStart(c, false); }});
   agent.children.push_back(
       {.name = "wipe",
        .usage = "agent wipe --host HOST[:PORT] [--force]",

@@ -194,6 +194,13 @@ TEST(Agent, StopStartAndRemoveMember) {
   EXPECT_EQ(stopped->etcd_pid(), 0);
   ASSERT_TRUE(agent.client().startMember());
   ASSERT_TRUE(running(agent.waitFor(running)));
+  // Still a member of its (one-member) cluster: the agent asks it, and keeps the data.
+  auto refused = agent.client().removeMember();
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().message.find("is still a member of its cluster"), std::string::npos)
+      << refused.error().message;
+  // Stopped, with no member of its cluster left to ask: wiped.
+  ASSERT_TRUE(agent.client().stopMember());
   auto removed = agent.client().removeMember();
   ASSERT_TRUE(removed) << removed.error().message;
   EXPECT_EQ(removed->phase(), v1::MEMBER_PHASE_WAITING);

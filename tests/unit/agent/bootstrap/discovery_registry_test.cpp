@@ -3,6 +3,7 @@
 
 #include "agent/bootstrap/discovery_registry.hpp"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
@@ -22,6 +23,7 @@
 
 #include "agent/bootstrap/discovery_store.hpp"
 #include "agent/http/discovery_endpoint.hpp"
+#include "tests/mocks/temp_dir.hpp"
 
 namespace etcdagent::agent {
 namespace {
@@ -335,7 +337,9 @@ TEST(DiscoveryStore, RegistrationsAndIndexSurviveARestart) {
   EXPECT_NE(loaded->errors[0].message.find(broken + ".json"), std::string::npos);
 
   // The restarted registry answers as before and continues the index.
-  DiscoveryRegistry reg({}, tokens({kTok, second, broken, "66666666666666666666666666666666"}));
+  // Ten minutes later: well within the tokens' TTL.
+  DiscoveryRegistry reg({}, tokens({kTok, second, broken, "66666666666666666666666666666666"}), {},
+                        [] { return *parseRfc3339("2026-01-01T00:10:00Z"); });
   for (auto& t : loaded->tokens) ASSERT_TRUE(reg.restore(t));
   for (auto& t : loaded->unreadable_tokens) reg.reserve(t);
   auto list = call(reg, req("GET /" + kTok));
@@ -449,6 +453,123 @@ TEST(DiscoveryEndpoint, TheUrlNamesTheListenHostOrTheAdvertiseHost) {
   EXPECT_EQ(discoveryBaseUrl("0.0.0.0:2377", "127.0.0.12", 2377), "http://127.0.0.12:2377");
   EXPECT_EQ(discoveryBaseUrl("[::]:0", "127.0.0.13", 40000), "http://127.0.0.13:40000");
   EXPECT_EQ(discoveryBaseUrl("[::1]:2377", "h", 2377), "http://[::1]:2377");
+}
+
+}  // namespace
+}  // namespace etcdagent::agent
+
+namespace etcdagent::agent {
+namespace {
+
+using namespace std::chrono_literals;
+
+// A wall clock the test moves.
+struct WallClock {
+  std::chrono::system_clock::time_point now = *parseRfc3339("2026-06-01T12:00:00Z");
+  DiscoveryRegistry::WallClock fn() {
+    return [this] { return now; };
+  }
+};
+
+// Distinct hex tokens: 000...01, 000...02, ...
+DiscoveryRegistry::RandomToken counting() {
+  auto n = std::make_shared<unsigned>(0);
+  return [n] {
+    char buf[33];
+    std::snprintf(buf, sizeof buf, "%032x", ++*n);
+    return std::string(buf);
+  };
+}
+
+DiscoveryResponse answer(DiscoveryRegistry& reg, const std::string& line,
+                         const std::string& body = "") {
+  DiscoveryResponse out;
+  reg.handle(req(line, body), [&](DiscoveryResponse r) { out = std::move(r); });
+  return out;
+}
+
+TEST(DiscoveryTokens, AnIncompleteClustersTokenExpiresAfterItsTtl) {
+  WallClock clock;
+  DiscoveryRegistry reg({}, counting(), {}, clock.fn());
+  auto t = reg.createToken(3, "");
+  ASSERT_TRUE(t) << t.error().message;
+  EXPECT_EQ(t->created_at(), "2026-06-01T12:00:00Z");
+  // A registrant long-polls for the others.
+  std::optional<DiscoveryResponse> waited;
+  ASSERT_TRUE(reg.handle(req("GET /" + t->token() + "?wait=true&recursive=true&waitIndex=2"),
+                         [&](DiscoveryResponse r) { waited = r; }));
+  clock.now += 59min;
+  EXPECT_EQ(answer(reg, "GET /" + t->token()).status, 200);
+  EXPECT_FALSE(waited);
+  clock.now += 1min;
+  EXPECT_EQ(answer(reg, "GET /" + t->token()).status, 404);
+  ASSERT_TRUE(waited);  // the parked wait ended (etcd's client asks again and hears 404)
+  EXPECT_EQ(reg.tokenCount(), 0U);
+  EXPECT_TRUE(reg.isReserved(t->token()));
+}
+
+TEST(DiscoveryTokens, ACompletedClustersTokenIsKeptUntilTheLongerTtl) {
+  WallClock clock;
+  DiscoveryRegistry reg({}, counting(), {}, clock.fn());
+  auto t = reg.createToken(1, "");
+  ASSERT_TRUE(t);
+  ASSERT_EQ(
+      answer(reg, "PUT /" + t->token() + "/a?prevExist=false", "value=a%3Dhttp://h:2380").status,
+      201);
+  clock.now += 24h * 6;
+  EXPECT_EQ(answer(reg, "GET /" + t->token()).status, 200);
+  clock.now += 24h;
+  EXPECT_EQ(answer(reg, "GET /" + t->token()).status, 404);
+}
+
+TEST(DiscoveryTokens, AtMost64LiveTokensThenResourceExhaustedWithTheNumbers) {
+  WallClock clock;
+  DiscoveryRegistry reg({}, counting(), {}, clock.fn());
+  for (int i = 0; i < 64; ++i) ASSERT_TRUE(reg.createToken(3, "")) << i;
+  auto refused = reg.createToken(3, "");
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code, Errc::kResourceExhausted);
+  EXPECT_THAT(refused.error().message, ::testing::HasSubstr("holds 64 live discovery tokens"));
+  EXPECT_THAT(refused.error().message, ::testing::HasSubstr("at most 64"));
+  EXPECT_THAT(refused.error().message,
+              ::testing::HasSubstr(
+                  "dropped 1h0m0s after its creation unless its cluster completed, then 168h0m0s"));
+  EXPECT_THAT(refused.error().message,
+              ::testing::HasSubstr("next one expires at 2026-06-01T13:00:00Z"));
+  EXPECT_EQ(reg.tokenCount(), 64U);
+  clock.now += 1h;  // the incomplete ones expire: room again
+  EXPECT_TRUE(reg.createToken(3, ""));
+  EXPECT_EQ(reg.tokenCount(), 1U);
+}
+
+TEST(DiscoveryTokens, PersistedTokensExpireAcrossARestart) {
+  etcdagent::testing::UnitTempDir tmp;
+  const std::string dir = tmp.path() + "/discovery";
+  WallClock clock;
+  std::string fresh, old;
+  {
+    DiscoveryRegistry reg([&](const auto& s) { return saveDiscoveryToken(dir, s); }, counting(), {},
+                          clock.fn());
+    old = reg.createToken(3, "")->token();
+    clock.now += 30min;
+    fresh = reg.createToken(3, "")->token();
+  }
+  clock.now += 45min;  // the first is 75 minutes old, the second 45
+  auto loaded = loadDiscoveryTokens(dir);
+  ASSERT_TRUE(loaded) << loaded.error().message;
+  ASSERT_EQ(loaded->tokens.size(), 2U);
+  DiscoveryRegistry reg({}, counting(), {}, clock.fn());
+  for (auto& t : loaded->tokens) ASSERT_TRUE(reg.restore(t));
+  EXPECT_EQ(answer(reg, "GET /" + old).status, 404);
+  EXPECT_TRUE(reg.isReserved(old));
+  EXPECT_EQ(answer(reg, "GET /" + fresh).status, 200);
+  // A file whose age cannot be told is not served either.
+  auto undated = loaded->tokens[0];
+  undated.set_token("abcabcabcabcabcabcabcabcabcabcab");
+  undated.clear_created_at();
+  ASSERT_TRUE(reg.restore(undated));
+  EXPECT_FALSE(reg.find(undated.token()));
+  EXPECT_TRUE(reg.isReserved(undated.token()));
 }
 
 }  // namespace

@@ -1,0 +1,69 @@
+#pragma once
+
+// Who is calling the agent API over loopback TCP, and what they may do.
+//
+// Until the API moves to mTLS and a Unix socket with peer credentials, a loopback TCP connection
+// is identified by the kernel's socket table: the client's end of the connection (gRPC's peer(),
+// "ipv4:127.0.0.1:PORT") is a socket in /proc/net/tcp or /proc/net/tcp6 whose local address and
+// port are the peer's, and that line names its owner's uid. The agent reads its own network
+// namespace's table, so this only identifies callers on the same host (which is all a loopback
+// listener has). A caller that cannot be identified (another address family, a socket already
+// gone, two owners for one address) is unknown, and unknown callers are treated as unprivileged.
+//
+// Rule: mutating calls are allowed to uid 0, the agent's own euid, and members of the agent's
+// group (its egid unless configured); everyone else gets the read-only calls (GetStatus).
+
+#include <sys/types.h>
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "common/error.hpp"
+
+namespace etcdagent::agent {
+
+// An IP endpoint; IPv4 is kept as an IPv4-mapped IPv6 address so both tables compare alike.
+struct SocketEndpoint {
+  std::array<std::uint8_t, 16> address{};
+  std::uint16_t port = 0;
+  bool operator==(const SocketEndpoint&) const = default;
+};
+
+// "ipv4:127.0.0.1:43210" or "ipv6:[::1]:43210" (gRPC's ServerContext::peer(), which may also
+// escape ':' and '[' as %3A/%5B/%5D); nullopt for anything else ("unix:...").
+std::optional<SocketEndpoint> parseGrpcPeer(std::string_view peer);
+
+// Pure: the uid owning the established socket whose *local* end is `local`, in the text of
+// /proc/net/tcp or /proc/net/tcp6 (the kernel prints addresses in host byte order). nullopt when
+// no line matches, or when matching lines disagree on the owner.
+std::optional<uid_t> socketOwner(std::string_view proc_net_tcp, const SocketEndpoint& local);
+
+// Reads /proc/net/tcp and /proc/net/tcp6 (or `proc_net` + "/tcp", "/tcp6") for the peer.
+std::optional<uid_t> callerUid(std::string_view grpc_peer,
+                               const std::string& proc_net = "/proc/net");
+
+struct CallerPolicy {
+  uid_t agent_uid = 0;  // the agent's euid
+  gid_t group = 0;      // members of this group may mutate (the agent's egid by default)
+  std::string group_name;
+  // Whether `uid` belongs to `group` (primary or supplementary); the system's user database by
+  // default, a fake in unit tests.
+  std::function<bool(uid_t uid, gid_t group)> in_group;
+
+  // The policy of this process: geteuid(), getegid() and the user database.
+  static CallerPolicy forThisProcess();
+};
+
+// Pure: may `caller` make the mutating call `method`? PERMISSION_DENIED names the uid (or says it
+// is unknown), what it may do, and who may do more.
+Result<void> authorizeMutation(std::optional<uid_t> caller, std::string_view method,
+                               const CallerPolicy& policy);
+
+// The user database's answer for CallerPolicy::in_group.
+bool uidInGroup(uid_t uid, gid_t group);
+
+}  // namespace etcdagent::agent

@@ -1,0 +1,288 @@
+#include "agent/service/request_validation.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <string_view>
+#include <vector>
+
+#include "agent/bootstrap/discovery_registry.hpp"
+#include "agent/supervisor/etcd_flags.hpp"
+
+namespace etcdagent::agent {
+namespace {
+
+constexpr std::uint64_t kMaxSnapshotBytes = 64ULL << 30;  // etcd's quota tops out at 8 GiB
+
+Result<void> invalid(const std::string& field, const std::string& why) {
+  return fail(Errc::kInvalidArgument, field + ": " + why);
+}
+
+// A value quoted for a message: cut short, control characters shown as '?'.
+std::string shown(std::string_view value) {
+  std::string out;
+  for (char c : value.substr(0, 64)) {
+    out += std::isprint(static_cast<unsigned char>(c)) ? c : '?';
+  }
+  return "\"" + out + (value.size() > 64 ? "...\"" : "\"");
+}
+
+bool nameChar(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
+}
+
+Result<void> validatePort(std::uint32_t port, const std::string& field) {
+  if (port > 65535) return invalid(field, std::to_string(port) + " is not a TCP port (0..65535)");
+  return {};
+}
+
+// "host:port" after the scheme, without user info: a DNS name, an IPv4 address or [IPv6].
+Result<void> validateAuthority(std::string_view authority, const std::string& field) {
+  if (authority.find('@') != std::string_view::npos) {
+    return invalid(field, "user information (user@) is not allowed in the URL");
+  }
+  auto colon = authority.rfind(':');
+  if (colon == std::string_view::npos || colon + 1 == authority.size()) {
+    return invalid(field, "the URL needs a port (http://HOST:PORT)");
+  }
+  std::string_view host = authority.substr(0, colon);
+  std::string_view port = authority.substr(colon + 1);
+  unsigned value = 0;
+  auto [p, ec] = std::from_chars(port.data(), port.data() + port.size(), value);
+  if (ec != std::errc() || p != port.data() + port.size() || value == 0 || value > 65535) {
+    return invalid(field, "port " + shown(port) + " is not 1..65535");
+  }
+  if (host.starts_with('[')) {
+    if (!host.ends_with(']') || host.size() < 4) return invalid(field, "a malformed [IPv6] host");
+    host = host.substr(1, host.size() - 2);
+    const bool ok = std::all_of(host.begin(), host.end(), [](char c) {
+      return std::isxdigit(static_cast<unsigned char>(c)) || c == ':' || c == '.';
+    });
+    return ok ? Result<void>{} : invalid(field, "a malformed [IPv6] host");
+  }
+  if (host.empty()) return invalid(field, "the URL has no host");
+  const bool ok = std::all_of(host.begin(), host.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.' || c == '_';
+  });
+  if (!ok) return invalid(field, "host " + shown(host) + " is not a host name or address");
+  return {};
+}
+
+// The entries of "m1=http://h1:2380,m2=http://h2:2380" (a name may repeat: several URLs).
+Result<std::vector<std::pair<std::string, std::string>>> parseInitialCluster(
+    const std::string& value, const std::string& field) {
+  std::vector<std::pair<std::string, std::string>> out;
+  std::size_t i = 0;
+  while (i <= value.size()) {
+    auto comma = value.find(',', i);
+    if (comma == std::string::npos) comma = value.size();
+    const std::string entry = value.substr(i, comma - i);
+    const auto eq = entry.find('=');
+    if (eq == std::string::npos) {
+      return fail(Errc::kInvalidArgument,
+                  field + ": entry " + shown(entry) + " is not NAME=PEER_URL");
+    }
+    const std::string name = entry.substr(0, eq);
+    const std::string url = entry.substr(eq + 1);
+    if (auto r = validateName(name, field + " (a member name)"); !r) return fail(r.error());
+    if (auto r = validateHttpUrl(url, field + " (the peer URL of " + name + ")", false); !r) {
+      return fail(r.error());
+    }
+    out.emplace_back(name, url);
+    if (out.size() > kMaxInitialClusterMembers) {
+      return fail(Errc::kInvalidArgument,
+                  field + ": more than " + std::to_string(kMaxInitialClusterMembers) + " entries");
+    }
+    i = comma + 1;
+  }
+  return out;
+}
+
+// The plan must name this agent's member with the peer URL etcd will advertise for it.
+Result<void> validateOwnEntry(const v1::Plan& plan, const ValidationContext& self) {
+  const std::string field = "plan.initial_cluster";
+  auto entries = parseInitialCluster(plan.initial_cluster(), field);
+  if (!entries) return fail(entries.error());
+  const int peer_port = plan.peer_port() != 0 ? static_cast<int>(plan.peer_port()) : self.peer_port;
+  AgentConfig config;
+  config.member.advertise_host = self.advertise_host;
+  const std::string own_url = memberUrls(config, 0, peer_port).peer;
+  bool named = false;
+  for (const auto& [name, url] : *entries) {
+    if (name != self.member_name) continue;
+    named = true;
+    if (peer_port == 0 || url == own_url) return {};
+  }
+  if (!named) {
+    return invalid(field, "does not include this agent's member \"" + self.member_name +
+                              "\" (NAME=PEER_URL); a plan is for the member that runs it");
+  }
+  return invalid(field, "lists member \"" + self.member_name +
+                            "\" without its advertised peer URL " + own_url);
+}
+
+Result<void> validateMode(const v1::Plan& plan) {
+  switch (plan.mode()) {
+    case v1::PLAN_MODE_NEW:
+    case v1::PLAN_MODE_EXISTING:
+    case v1::PLAN_MODE_LEARNER:
+      if (plan.initial_cluster().empty()) {
+        return invalid("plan.initial_cluster",
+                       "required for mode " + v1::PlanMode_Name(plan.mode()));
+      }
+      if (!plan.discovery_url().empty()) {
+        return invalid("plan.discovery_url", "only for PLAN_MODE_DISCOVERY");
+      }
+      return {};
+    case v1::PLAN_MODE_DISCOVERY:
+      if (plan.discovery_url().empty()) {
+        return invalid("plan.discovery_url", "required for PLAN_MODE_DISCOVERY");
+      }
+      if (!plan.initial_cluster().empty()) {
+        return invalid("plan.initial_cluster",
+                       "not for PLAN_MODE_DISCOVERY (the discovery service forms the cluster)");
+      }
+      return {};
+    default:
+      return invalid("plan.mode", "must be PLAN_MODE_NEW, _EXISTING, _DISCOVERY or _LEARNER, not " +
+                                      std::to_string(static_cast<int>(plan.mode())));
+  }
+}
+
+Result<void> validatePlan(const v1::Plan& plan, const ValidationContext& self) {
+  if (plan.initial_cluster().size() > kMaxInitialClusterBytes) {
+    return invalid("plan.initial_cluster", std::to_string(plan.initial_cluster().size()) +
+                                               " bytes: at most " +
+                                               std::to_string(kMaxInitialClusterBytes));
+  }
+  if (auto r = validateMode(plan); !r) return r;
+  if (!plan.cluster_token().empty()) {
+    if (auto r = validateName(plan.cluster_token(), "plan.cluster_token"); !r) return r;
+  }
+  if (!plan.member_name().empty()) {
+    if (auto r = validateName(plan.member_name(), "plan.member_name"); !r) return r;
+  }
+  if (auto r = validatePort(plan.client_port(), "plan.client_port"); !r) return r;
+  if (auto r = validatePort(plan.peer_port(), "plan.peer_port"); !r) return r;
+  if (!plan.discovery_url().empty()) {
+    if (auto r = validateHttpUrl(plan.discovery_url(), "plan.discovery_url", true); !r) return r;
+  }
+  if (!plan.initial_cluster().empty()) {
+    if (auto r = validateOwnEntry(plan, self); !r) return r;
+  }
+  const auto& path = plan.restore_snapshot();
+  if (path.size() > kMaxPathBytes || std::any_of(path.begin(), path.end(), [](char c) {
+        return std::iscntrl(static_cast<unsigned char>(c)) != 0;
+      })) {
+    return invalid("plan.restore_snapshot", "not a path this agent's UploadSnapshot returned");
+  }
+  return {};
+}
+
+}  // namespace
+
+ValidationContext ValidationContext::forAgent(const AgentConfig& config) {
+  return {config.member.name, config.member.advertise_host, config.member.client_port,
+          config.member.peer_port};
+}
+
+Result<void> validateName(const std::string& value, const std::string& field) {
+  if (value.empty()) return invalid(field, "must not be empty");
+  if (value.size() > kMaxNameBytes) {
+    return invalid(
+        field, std::to_string(value.size()) + " bytes: at most " + std::to_string(kMaxNameBytes));
+  }
+  if (!std::isalnum(static_cast<unsigned char>(value[0]))) {
+    return invalid(field, shown(value) + " must start with a letter or a digit");
+  }
+  if (!std::all_of(value.begin(), value.end(), nameChar)) {
+    return invalid(field, shown(value) + " may hold only letters, digits, '.', '_' and '-'");
+  }
+  return {};
+}
+
+Result<void> validateHttpUrl(const std::string& value, const std::string& field, bool allow_path) {
+  if (value.size() > kMaxUrlBytes) {
+    return invalid(field, "a URL of " + std::to_string(value.size()) + " bytes: at most " +
+                              std::to_string(kMaxUrlBytes));
+  }
+  if (std::any_of(value.begin(), value.end(), [](char c) {
+        return std::iscntrl(static_cast<unsigned char>(c)) != 0 || c == ' ' || c == '\\';
+      })) {
+    return invalid(field, "the URL holds spaces or control characters");
+  }
+  std::string_view rest(value);
+  if (rest.starts_with("http://")) {
+    rest.remove_prefix(7);
+  } else if (rest.starts_with("https://")) {
+    rest.remove_prefix(8);
+  } else {
+    return invalid(field, shown(value) + " is not an http:// or https:// URL");
+  }
+  const auto slash = rest.find_first_of("/?#");
+  if (slash != std::string_view::npos && !allow_path && rest.substr(slash) != "/") {
+    return invalid(field, shown(value) + ": a peer URL has no path");
+  }
+  return validateAuthority(rest.substr(0, slash), field);
+}
+
+Result<void> validate(const v1::GetStatusRequest&) {
+  return {};
+}
+
+Result<void> validate(const v1::PreflightRequest& request) {
+  if (!request.cluster_token().empty()) {
+    if (auto r = validateName(request.cluster_token(), "cluster_token"); !r) return r;
+  }
+  if (static_cast<std::size_t>(request.avoid_ports_size()) > kMaxAvoidPorts) {
+    return invalid("avoid_ports", std::to_string(request.avoid_ports_size()) + " ports: at most " +
+                                      std::to_string(kMaxAvoidPorts));
+  }
+  for (auto port : request.avoid_ports()) {
+    if (auto r = validatePort(port, "avoid_ports"); !r) return r;
+  }
+  return {};
+}
+
+Result<void> validate(const v1::ApplyPlanRequest& request, const ValidationContext& self) {
+  if (!request.has_plan()) return invalid("plan", "required");
+  return validatePlan(request.plan(), self);
+}
+
+Result<void> validate(const v1::StopMemberRequest&) {
+  return {};
+}
+Result<void> validate(const v1::StartMemberRequest&) {
+  return {};
+}
+Result<void> validate(const v1::RemoveMemberRequest&) {
+  return {};
+}
+Result<void> validate(const v1::SetAutostartRequest&) {
+  return {};
+}
+
+Result<void> validate(const v1::NewDiscoveryTokenRequest& request) {
+  if (request.size() < 1 || request.size() > kMaxDiscoverySize) {
+    return invalid("size", std::to_string(request.size()) + " members: a cluster has 1.." +
+                               std::to_string(kMaxDiscoverySize));
+  }
+  return {};
+}
+
+Result<void> validateUploadHeader(const v1::UploadSnapshotRequest& request) {
+  if (auto r = validateName(request.cluster_token(), "cluster_token"); !r) return r;
+  if (request.size() == 0 || request.size() > kMaxSnapshotBytes) {
+    return invalid("size", std::to_string(request.size()) + " bytes: a snapshot has 1.." +
+                               std::to_string(kMaxSnapshotBytes));
+  }
+  const auto& sha = request.sha256();
+  if (sha.size() != 64 || !std::all_of(sha.begin(), sha.end(), [](char c) {
+        return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+      })) {
+    return invalid("sha256", "64 lowercase hex digits");
+  }
+  return {};
+}
+
+}  // namespace etcdagent::agent

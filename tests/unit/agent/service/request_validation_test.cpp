@@ -1,0 +1,145 @@
+// The agent API's request validation: the requests that were reported accepted, and the ones the
+// fleet sends.
+
+#include "agent/service/request_validation.hpp"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace etcdagent::agent {
+namespace {
+
+using ::testing::HasSubstr;
+
+ValidationContext self() {
+  return {"m1", "127.0.0.11", 2379, 2380};
+}
+
+v1::ApplyPlanRequest plan(v1::PlanMode mode = v1::PLAN_MODE_NEW) {
+  v1::ApplyPlanRequest r;
+  auto* p = r.mutable_plan();
+  p->set_mode(mode);
+  p->set_cluster_token("etcd-fleet-abc123");
+  p->set_member_name("m1");
+  p->set_client_port(2379);
+  p->set_peer_port(2380);
+  p->set_initial_cluster(
+      "m1=http://127.0.0.11:2380,m2=http://127.0.0.12:2380,m3=http://127.0.0.13:2380");
+  return r;
+}
+
+// The refusal's message, which must name `field`.
+std::string refusal(const Result<void>& r) {
+  EXPECT_FALSE(r);
+  if (r) return "";
+  EXPECT_EQ(r.error().code, Errc::kInvalidArgument);
+  return r.error().message;
+}
+
+TEST(RequestValidation, AcceptsThePlansTheFleetSends) {
+  EXPECT_TRUE(validate(plan(), self()));
+  EXPECT_TRUE(validate(plan(v1::PLAN_MODE_EXISTING), self()));
+  EXPECT_TRUE(validate(plan(v1::PLAN_MODE_LEARNER), self()));
+  auto d = plan(v1::PLAN_MODE_DISCOVERY);
+  d.mutable_plan()->clear_initial_cluster();
+  d.mutable_plan()->set_discovery_url("http://127.0.0.1:2377/0123456789abcdef0123456789abcdef");
+  EXPECT_TRUE(validate(d, self()));
+  auto defaults = plan();
+  defaults.mutable_plan()->clear_cluster_token();
+  defaults.mutable_plan()->clear_member_name();
+  defaults.mutable_plan()->set_peer_port(0);  // the config's port
+  EXPECT_TRUE(validate(defaults, self()));
+}
+
+TEST(RequestValidation, RefusesADiscoveryUrlThatIsNotHttp) {
+  auto d = plan(v1::PLAN_MODE_DISCOVERY);
+  d.mutable_plan()->clear_initial_cluster();
+  for (const char* url : {"file:///etc/passwd", "gopher://127.0.0.1:70/x", "http://", "http:// x:1",
+                          "http://user@127.0.0.1:2377/t", "http://127.0.0.1/t"}) {
+    d.mutable_plan()->set_discovery_url(url);
+    EXPECT_THAT(refusal(validate(d, self())), HasSubstr("plan.discovery_url")) << url;
+  }
+}
+
+TEST(RequestValidation, RefusesAClusterTokenThatCouldPassForAFlag) {
+  for (const char* token : {"--data-dir=/", "-x", "a b", "tok\n", "t/../x", "é"}) {
+    auto p = plan();
+    p.mutable_plan()->set_cluster_token(token);
+    EXPECT_THAT(refusal(validate(p, self())), HasSubstr("plan.cluster_token")) << token;
+  }
+  auto p = plan();
+  p.mutable_plan()->set_cluster_token(std::string(129, 'a'));
+  EXPECT_THAT(refusal(validate(p, self())), HasSubstr("at most 128"));
+}
+
+TEST(RequestValidation, RefusesAnInitialClusterWithoutThisAgentsMember) {
+  auto p = plan();
+  p.mutable_plan()->set_initial_cluster("m2=http://127.0.0.12:2380,m3=http://127.0.0.13:2380");
+  auto msg = refusal(validate(p, self()));
+  EXPECT_THAT(msg, HasSubstr("plan.initial_cluster"));
+  EXPECT_THAT(msg, HasSubstr("does not include this agent's member \"m1\""));
+  // Named, but with another peer URL than the one etcd advertises for it.
+  p.mutable_plan()->set_initial_cluster("m1=http://127.0.0.99:2380,m2=http://127.0.0.12:2380");
+  EXPECT_THAT(refusal(validate(p, self())),
+              HasSubstr("advertised peer URL http://127.0.0.11:2380"));
+}
+
+TEST(RequestValidation, RefusesAHugeOrMalformedInitialCluster) {
+  auto p = plan();
+  std::string big = "m1=http://127.0.0.11:2380";
+  while (big.size() < 360 * 1024) big += ",x" + std::to_string(big.size()) + "=http://h:2380";
+  p.mutable_plan()->set_initial_cluster(big);
+  EXPECT_THAT(refusal(validate(p, self())), HasSubstr("plan.initial_cluster: "));
+  EXPECT_THAT(refusal(validate(p, self())), HasSubstr("at most 16384"));
+  for (const char* bad :
+       {"m1", "m1=http://127.0.0.11:2380,", "m1=file:///x",
+        "m1=http://127.0.0.11:2380,-x=http://h:1", "m1=http://127.0.0.11:2380/path"}) {
+    p.mutable_plan()->set_initial_cluster(bad);
+    EXPECT_THAT(refusal(validate(p, self())), HasSubstr("plan.initial_cluster")) << bad;
+  }
+}
+
+TEST(RequestValidation, RefusesFieldsThatDoNotBelongToTheMode) {
+  auto p = plan();
+  p.mutable_plan()->set_mode(static_cast<v1::PlanMode>(42));
+  EXPECT_THAT(refusal(validate(p, self())), HasSubstr("plan.mode"));
+  p = plan();
+  p.mutable_plan()->set_discovery_url("http://127.0.0.1:2377/t");
+  EXPECT_THAT(refusal(validate(p, self())), HasSubstr("plan.discovery_url"));
+  p = plan();
+  p.mutable_plan()->clear_initial_cluster();
+  EXPECT_THAT(refusal(validate(p, self())), HasSubstr("plan.initial_cluster: required"));
+  p = plan();
+  p.mutable_plan()->set_peer_port(70000);
+  EXPECT_THAT(refusal(validate(p, self())), HasSubstr("plan.peer_port"));
+  EXPECT_THAT(refusal(validate(v1::ApplyPlanRequest{}, self())), HasSubstr("plan: required"));
+}
+
+TEST(RequestValidation, ChecksTheOtherRequests) {
+  v1::PreflightRequest pre;
+  EXPECT_TRUE(validate(pre));
+  pre.set_cluster_token("--x");
+  EXPECT_THAT(refusal(validate(pre)), HasSubstr("cluster_token"));
+  pre.clear_cluster_token();
+  pre.add_avoid_ports(65536);
+  EXPECT_THAT(refusal(validate(pre)), HasSubstr("avoid_ports"));
+
+  v1::NewDiscoveryTokenRequest token;
+  EXPECT_THAT(refusal(validate(token)), HasSubstr("size"));
+  token.set_size(3);
+  EXPECT_TRUE(validate(token));
+
+  v1::UploadSnapshotRequest up;
+  up.set_cluster_token("c1");
+  up.set_size(1024);
+  up.set_sha256(std::string(64, 'a'));
+  EXPECT_TRUE(validateUploadHeader(up));
+  up.set_sha256("ABC");
+  EXPECT_THAT(refusal(validateUploadHeader(up)), HasSubstr("sha256"));
+  up.set_sha256(std::string(64, 'a'));
+  up.set_cluster_token("../../etc");
+  EXPECT_THAT(refusal(validateUploadHeader(up)), HasSubstr("cluster_token"));
+}
+
+}  // namespace
+}  // namespace etcdagent::agent
