@@ -27,6 +27,8 @@ Error callError(const grpc::Status& s, const std::string& prefix, const std::str
       return {Errc::kInvalidArgument, prefix + s.error_message()};
     case grpc::StatusCode::PERMISSION_DENIED:
       return {Errc::kPermissionDenied, prefix + s.error_message()};
+    case grpc::StatusCode::RESOURCE_EXHAUSTED:
+      return {Errc::kResourceExhausted, prefix + s.error_message()};
     default: return {Errc::kInternal, prefix + s.error_message()};
   }
 }
