@@ -16,6 +16,7 @@ struct AgentOptions {
   std::string host = "127.0.0.1";
   std::string token = "test-cluster";
   std::string extra_config;  // appended to agent.toml
+  std::string etcd_binary = "/usr/bin/etcd";  // [etcd] binary
 };
 
 class AgentHarness {
