@@ -259,8 +259,8 @@ std::optional<lifecycle::Event> Supervisor::execute(const lifecycle::Action& a) 
     case Do::kReportSpawnFailure:
       // last_error_ is the exec failure spawnEtcd() reported: nothing ran, nothing else is blamed.
       ++restarts_;
-      log_.agent(LOG_WARNING, last_error_ + "; trying again in " + std::to_string(a.delay.count()) +
-                                  " ms");
+      log_.agent(LOG_WARNING,
+                 last_error_ + "; trying again in " + std::to_string(a.delay.count()) + " ms");
       break;
     case Do::kReportOrphaned: reportOrphaned(); break;
     case Do::kReportUnresponsive: reportUnresponsive(); break;
@@ -466,15 +466,16 @@ void Supervisor::reportOrphaned() {
       " is missing (deleted, or a data dir put back by hand): etcd-agent does not know the "
       "member's plan, so it does not start etcd on it and takes no new plan for it. Either put "
       "state.json back and restart etcd-agent, or wipe the data (if the member is still in its "
-      "cluster, remove it first: etcd-fleet member remove NAME; then etcd-fleet agent wipe --host " +
+      "cluster, remove it first: etcd-fleet member remove NAME; then etcd-fleet agent wipe "
+      "--host " +
       config_.agent.api_listen + " --force)";
   log_.agent(LOG_ERR, "orphaned member data: " + last_error_);
 }
 
 void Supervisor::reportUnresponsive() {
   const int pid = run_ ? run_->process->pid() : 0;
-  const auto secs = std::chrono::duration_cast<std::chrono::seconds>(clock_.now() -
-                                                                     snapshot_.unanswered_since);
+  const auto secs =
+      std::chrono::duration_cast<std::chrono::seconds>(clock_.now() - snapshot_.unanswered_since);
   last_error_ = "etcd pid " + std::to_string(pid) + " does not answer health probes (" +
                 std::to_string(snapshot_.unanswered) + " in a row, " +
                 std::to_string(secs.count()) + "s): " + health_.error;
@@ -482,8 +483,8 @@ void Supervisor::reportUnresponsive() {
 }
 
 void Supervisor::reportAnswering() {
-  const auto secs = std::chrono::duration_cast<std::chrono::seconds>(clock_.now() -
-                                                                     snapshot_.unanswered_since);
+  const auto secs =
+      std::chrono::duration_cast<std::chrono::seconds>(clock_.now() - snapshot_.unanswered_since);
   log_.agent(LOG_NOTICE, "etcd pid " + std::to_string(run_ ? run_->process->pid() : 0) +
                              " answers again after " + std::to_string(secs.count()) + "s");
 }
@@ -503,11 +504,10 @@ MemberView Supervisor::view() const {
       .restarts = restarts_,
       .last_error = last_error_,
       .output = output_,
-      .unanswered_for =
-          snapshot_.unanswered > 0 && run_
-              ? std::chrono::duration_cast<std::chrono::milliseconds>(clock_.now() -
-                                                                      snapshot_.unanswered_since)
-              : std::chrono::milliseconds{0},
+      .unanswered_for = snapshot_.unanswered > 0 && run_
+                            ? std::chrono::duration_cast<std::chrono::milliseconds>(
+                                  clock_.now() - snapshot_.unanswered_since)
+                            : std::chrono::milliseconds{0},
   };
 }
 

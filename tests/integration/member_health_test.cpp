@@ -70,8 +70,9 @@ TEST(MemberHealth, AMembersDataWithoutStateJsonIsOrphanedAndRefusedInPreflight) 
       << healthz;
   EXPECT_NE(healthz.find("etcd-fleet agent wipe --host"), std::string::npos) << healthz;
   EXPECT_TRUE(healthz.ends_with("503")) << healthz;
-  EXPECT_NE(httpGet(agent, "/metrics").find(R"(etcd_agent_member_phase{member="m1",phase="orphaned"} 1)"),
-            std::string::npos);
+  EXPECT_NE(
+      httpGet(agent, "/metrics").find(R"(etcd_agent_member_phase{member="m1",phase="orphaned"} 1)"),
+      std::string::npos);
 
   // Never offered as an empty host, and no new plan taken for it.
   auto pf = agent.client().preflight("test-cluster");
@@ -105,8 +106,8 @@ TEST(MemberHealth, ASigstoppedEtcdIsUnresponsiveAndRunningAgainAfterSigcont) {
   ASSERT_EQ(::kill(pid, SIGSTOP), 0);
   Continue cont{pid};
 
-  auto s = agent.waitFor(
-      [](const auto& st) { return st.phase() == v1::MEMBER_PHASE_UNRESPONSIVE; }, 90s);
+  auto s = agent.waitFor([](const auto& st) { return st.phase() == v1::MEMBER_PHASE_UNRESPONSIVE; },
+                         90s);
   ASSERT_EQ(s.phase(), v1::MEMBER_PHASE_UNRESPONSIVE) << s.DebugString();
   EXPECT_EQ(s.state(), "unresponsive");
   EXPECT_EQ(s.etcd_pid(), pid);
@@ -115,9 +116,9 @@ TEST(MemberHealth, ASigstoppedEtcdIsUnresponsiveAndRunningAgainAfterSigcont) {
   const std::string healthz = httpGet(agent, "/healthz");
   EXPECT_NE(healthz.find(says), std::string::npos) << healthz;
   EXPECT_TRUE(healthz.ends_with("503")) << healthz;
-  EXPECT_NE(
-      httpGet(agent, "/metrics").find(R"(etcd_agent_member_phase{member="m1",phase="unresponsive"} 1)"),
-      std::string::npos);
+  EXPECT_NE(httpGet(agent, "/metrics")
+                .find(R"(etcd_agent_member_phase{member="m1",phase="unresponsive"} 1)"),
+            std::string::npos);
 
   ASSERT_EQ(::kill(pid, SIGCONT), 0);
   auto back = agent.waitFor(running, 60s);

@@ -40,8 +40,8 @@ struct World {
     health.revision = 42;
   }
   MemberView view(S state, S shown, unsigned restarts = 0) const {
-    return MemberView{config, state,     shown,  plan,           health,
-                      pid,    restarts,  last_error, output, unanswered_for};
+    return MemberView{config, state,    shown,      plan,   health,
+                      pid,    restarts, last_error, output, unanswered_for};
   }
   int pid = 0;
   std::chrono::milliseconds unanswered_for{0};
