@@ -94,6 +94,18 @@ TEST(MemberHealth, AMembersDataWithoutStateJsonIsOrphanedAndRefusedInPreflight) 
   EXPECT_EQ(agent.client().status()->etcd_pid(), 0);
   EXPECT_FALSE(fs::exists(member_dir + "/state.json"));
   EXPECT_TRUE(fs::exists(member_dir + "/data/member")) << "the data is left as it was";
+
+  // The wipe the status line names gives the agent back: waiting, and a new plan runs.
+  auto wipe = fleet(agent.clientEndpoint(),
+                    {"agent", "wipe", "--host", agent.client().address(), "--force"});
+  EXPECT_EQ(wipe.exit_code, 0) << wipe.out << wipe.err;
+  auto waiting =
+      agent.waitFor([](const auto& st) { return st.phase() == v1::MEMBER_PHASE_WAITING; });
+  ASSERT_EQ(waiting.phase(), v1::MEMBER_PHASE_WAITING) << waiting.DebugString();
+  EXPECT_FALSE(fs::exists(member_dir + "/data/member"));
+  applied = agent.client().applyPlan(agent.plan(v1::PLAN_MODE_NEW));
+  ASSERT_TRUE(applied) << applied.error().message;
+  EXPECT_TRUE(running(agent.waitFor(running)));
 }
 
 TEST(MemberHealth, ASigstoppedEtcdIsUnresponsiveAndRunningAgainAfterSigcont) {
