@@ -108,6 +108,31 @@ TEST(MemberHealth, AMembersDataWithoutStateJsonIsOrphanedAndRefusedInPreflight) 
   EXPECT_TRUE(running(agent.waitFor(running)));
 }
 
+// [bootstrap] join on orphaned data: adding a learner for it would give the cluster a member that
+// can never start.
+TEST(MemberHealth, AnOrphanedAgentWithBootstrapJoinDoesNotAddItselfToTheCluster) {
+  EtcdCluster cluster;
+  TempDir dir;
+  AgentOptions options;
+  options.name = "m9";
+  options.extra_config = "[bootstrap]\njoin = \"" + cluster.member(0).client_url + "\"\n";
+  AgentHarness agent(dir.path(), options);
+  const std::string data = agent.dataRoot() + "/m9/data/member/wal";
+  fs::create_directories(data);
+  std::ofstream(data + "/0000000000000000-0000000000000000.wal") << "a member's wal";
+  agent.start();
+  // The agent answers once it served: its join flow has decided by then.
+  auto s = agent.waitFor([](const auto& st) { return st.phase() == v1::MEMBER_PHASE_ORPHANED; });
+  ASSERT_EQ(s.phase(), v1::MEMBER_PHASE_ORPHANED) << s.DebugString();
+  EXPECT_FALSE(s.joining());
+  auto members = fleet(cluster.endpoints(), {"member", "list"});
+  ASSERT_EQ(members.exit_code, 0) << members.err;
+  EXPECT_EQ(members.out.find("m9"), std::string::npos) << members.out;
+  std::ifstream log(agent.logPath());
+  const std::string text((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(text.find("[bootstrap] join: joining"), std::string::npos) << text;
+}
+
 TEST(MemberHealth, ASigstoppedEtcdIsUnresponsiveAndRunningAgainAfterSigcont) {
   TempDir dir;
   AgentHarness agent(dir.path(), {});
