@@ -466,9 +466,9 @@ void Supervisor::reportOrphaned() {
       " is missing (deleted, or a data dir put back by hand): etcd-agent does not know the "
       "member's plan, so it does not start etcd on it and takes no new plan for it. Either put "
       "state.json back and restart etcd-agent, or wipe the data (if the member is still in its "
-      "cluster, remove it first: etcd-fleet member remove NAME; then etcd-fleet agent wipe "
-      "--host " +
-      config_.agent.api_listen + " --force)";
+      "cluster, remove it first: etcd-fleet member remove " +
+      config_.member.name + "; then etcd-fleet agent wipe --host " + config_.agent.api_listen +
+      " --force)";
   log_.agent(LOG_ERR, "orphaned member data: " + last_error_);
 }
 

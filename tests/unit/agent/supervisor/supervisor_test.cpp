@@ -444,7 +444,10 @@ TEST_F(SupervisorTest, OrphanedDataIsNeverStartedNorGivenANewPlanUntilWiped) {
             "member m1 · orphaned: /nonexistent-agent-root/m1/data holds a member's data but "
             "/nonexistent-agent-root/m1/state.json is missing · put state.json back and restart "
             "etcd-agent, or wipe it: etcd-fleet agent wipe --host 127.0.0.1:2378 --force");
-  EXPECT_THAT(s.last_error(), HasSubstr("etcd-fleet member remove NAME"));
+  EXPECT_THAT(
+      s.last_error(),
+      HasSubstr(
+          "etcd-fleet member remove m1; then etcd-fleet agent wipe --host 127.0.0.1:2378 --force"));
   EXPECT_EQ(launcher.spawned(), 0U);
   auto refused = supervisor->applyPlan(newPlan());
   ASSERT_FALSE(refused);
