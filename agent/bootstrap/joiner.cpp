@@ -59,6 +59,8 @@ Joiner::~Joiner() {
 void Joiner::start() {
   const AgentConfig& config = supervisor_.config();
   if (!shouldJoin(config, supervisor_.state())) return;
+  // Orphaned member data (no state.json): a learner added for it could never start.
+  if (supervisor_.lifecycle().state == lifecycle::MemberState::kOrphaned) return;
   if (const auto& state = supervisor_.state()) {
     client_port_ = static_cast<int>(state->plan().client_port());
     peer_port_ = static_cast<int>(state->plan().peer_port());

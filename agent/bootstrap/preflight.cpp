@@ -153,7 +153,12 @@ v1::PreflightResponse preflight(const PreflightInput& in) {
                      "\", not \"" + in.cluster_token + "\"; remove that member first");
     ok = ok && same;
   } else if (!r.data_dir_empty()) {
-    check(r, "data dir", false, cfg.dataDir() + " is not empty but has no plan; move it aside");
+    // Orphaned: a member's data whose plan (state.json) is gone. Never offered as an empty host.
+    check(r, "data dir", false,
+          cfg.dataDir() + " holds a member's data but " + cfg.statePath() +
+              " is missing (orphaned): put state.json back and restart etcd-agent, or wipe it "
+              "(etcd-fleet agent wipe --host " +
+              cfg.agent.api_listen + " --force)");
     ok = false;
   } else {
     check(r, "data dir", true, cfg.dataDir() + " is empty");

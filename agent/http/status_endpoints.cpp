@@ -6,10 +6,15 @@ namespace etcdagent::agent {
 namespace {
 
 constexpr std::pair<v1::MemberPhase, const char*> kPhases[] = {
-    {v1::MEMBER_PHASE_WAITING, "waiting"}, {v1::MEMBER_PHASE_STARTING, "starting"},
-    {v1::MEMBER_PHASE_RUNNING, "running"}, {v1::MEMBER_PHASE_LEARNER, "learner"},
-    {v1::MEMBER_PHASE_STOPPED, "stopped"}, {v1::MEMBER_PHASE_CRASH_LOOPING, "crash_looping"},
+    {v1::MEMBER_PHASE_WAITING, "waiting"},
+    {v1::MEMBER_PHASE_STARTING, "starting"},
+    {v1::MEMBER_PHASE_RUNNING, "running"},
+    {v1::MEMBER_PHASE_LEARNER, "learner"},
+    {v1::MEMBER_PHASE_STOPPED, "stopped"},
+    {v1::MEMBER_PHASE_CRASH_LOOPING, "crash_looping"},
     {v1::MEMBER_PHASE_REMOVED, "removed"},
+    {v1::MEMBER_PHASE_ORPHANED, "orphaned"},
+    {v1::MEMBER_PHASE_UNRESPONSIVE, "unresponsive"},
 };
 
 // Label values escape backslash, quote and newline.

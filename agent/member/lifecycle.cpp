@@ -9,7 +9,8 @@ using S = MemberState;
 
 // etcd runs and is asked about its health.
 bool probing(S s) {
-  return s == S::kStarting || s == S::kRunning || s == S::kLearner || s == S::kPromoting;
+  return s == S::kStarting || s == S::kRunning || s == S::kLearner || s == S::kPromoting ||
+         s == S::kUnresponsive;
 }
 bool healthy(S s) {
   return s == S::kRunning || s == S::kLearner || s == S::kPromoting;
@@ -54,11 +55,12 @@ class Builder {
     if (needs_restore) return enter(S::kRestoring).then(Do::kRunRestore);
     return enter(S::kStarting).then(Do::kSpawnEtcd);
   }
-  // etcd went away unasked (or never came up): restart it later, slower each time.
-  Builder& crashed(Clock::time_point at) {
+  // etcd went away unasked (or never came up): restart it later, slower each time. `report`
+  // says why: its exit (kReportCrash) or the exec failure (kReportSpawnFailure).
+  Builder& crashed(Clock::time_point at, Do report = Do::kReportCrash) {
     const auto delay = t_.next.backoff.exited(at);
     enter(t_.next.backoff.crashLooping() ? S::kCrashLooping : S::kBackoff);
-    return then(Do::kReportCrash, delay).arm(Timer::kRestart, delay);
+    return then(report, delay).arm(Timer::kRestart, delay);
   }
 
  private:
@@ -119,13 +121,16 @@ Transition on(Builder b, const RestoreFailed&) {
 
 Transition on(Builder b, const Spawned&) {
   if (b.state() != S::kStarting) return b.done();
+  b.next().run_was_healthy = false;  // a new run: nothing of the last one counts
+  b.next().unanswered = 0;
   return b.arm(Timer::kProbe, b.timings().probe_starting).done();
 }
 
 Transition on(Builder b, const SpawnFailed& e) {
   if (b.state() != S::kStarting) return b.done();
-  // Exec failures are restarted like crashes: a binary being upgraded comes back.
-  if (e.retryable) return b.crashed(e.at).done();
+  // Exec failures are restarted like crashes: a binary being upgraded comes back. They are
+  // reported as what they are: nothing ran, so nothing of an earlier run may be blamed.
+  if (e.retryable) return b.crashed(e.at, Do::kReportSpawnFailure).done();
   return b.enter(S::kCrashLooping).done();
 }
 
@@ -136,15 +141,39 @@ Transition on(Builder b, const ProbeDue&) {
 
 Transition on(Builder b, const Healthy& e) {
   if (!probing(b.state())) return b.done();
+  const bool was_unresponsive = b.state() == S::kUnresponsive;
   if (!healthy(b.state())) b.next().backoff.healthy(e.at);  // a healthy run begins
+  b.next().run_was_healthy = true;
+  b.next().unanswered = 0;
   const S to = !e.learner ? S::kRunning : b.next().promotion_pending ? S::kPromoting : S::kLearner;
-  return b.enter(to).then(Do::kPersistHealthy).arm(Timer::kProbe, b.timings().probe_running).done();
+  b.enter(to);
+  if (was_unresponsive) b.then(Do::kReportAnswering);
+  return b.then(Do::kPersistHealthy).arm(Timer::kProbe, b.timings().probe_running).done();
 }
 
-Transition on(Builder b, const Unhealthy&) {
+// etcd runs but did not answer the probe's first call: once it was healthy in this run, that is
+// counted, and `unresponsive_after` in a row make it unresponsive. Below that it keeps its state
+// (a dropped probe is no state change; its health says unhealthy meanwhile).
+Transition unanswered(Builder b, Clock::time_point at) {
+  Snapshot& n = b.next();
+  if (n.unanswered++ == 0) n.unanswered_since = at;
+  if (n.unanswered >= b.timings().unresponsive_after && b.state() != S::kUnresponsive) {
+    b.enter(S::kUnresponsive).then(Do::kReportUnresponsive);
+  } else if (b.state() != S::kUnresponsive) {
+    b.then(Do::kReportUnhealthy);
+  }
+  return b.arm(Timer::kProbe, b.timings().probe_starting).done();
+}
+
+Transition on(Builder b, const Unhealthy& e) {
   if (!probing(b.state())) return b.done();
-  // Running but not answering: reported; etcd is restarted only when it exits.
-  if (healthy(b.state())) b.enter(S::kStarting).then(Do::kReportUnhealthy);
+  // etcd is restarted only when it exits: an unhealthy etcd is reported, never killed.
+  if (!e.answered && b.next().run_was_healthy) return unanswered(std::move(b), e.at);
+  b.next().unanswered = 0;
+  // Running but not healthy (it answers: no leader, a failed read): starting again.
+  if (healthy(b.state()) || b.state() == S::kUnresponsive) {
+    b.enter(S::kStarting).then(Do::kReportUnhealthy);
+  }
   return b.arm(Timer::kProbe, b.timings().probe_starting).done();
 }
 
@@ -189,7 +218,8 @@ Transition on(Builder b, const RestoreOverdue&) {
 
 Transition on(Builder b, const Wiped&) {
   const S s = b.state();
-  if (s != S::kStopped && s != S::kRemoved && s != S::kWaiting && s != S::kJoining) {
+  if (s != S::kStopped && s != S::kRemoved && s != S::kWaiting && s != S::kJoining &&
+      s != S::kOrphaned) {
     return b.done();  // the supervisor wipes only what it stopped first
   }
   b.next().backoff.reset();
@@ -216,6 +246,11 @@ Transition on(Builder b, const PromotionFinished&) {
   return b.done();
 }
 
+Transition on(Builder b, const OrphanFound&) {
+  if (b.state() != S::kWaiting) return b.done();
+  return b.enter(S::kOrphaned).then(Do::kReportOrphaned).done();
+}
+
 }  // namespace
 
 std::string_view stateName(MemberState state) {
@@ -232,6 +267,8 @@ std::string_view stateName(MemberState state) {
     case S::kStopped: return "stopped";
     case S::kCrashLooping: return "crash-looping";
     case S::kRemoved: return "removed";
+    case S::kOrphaned: return "orphaned";
+    case S::kUnresponsive: return "unresponsive";
   }
   return "unknown";
 }
@@ -253,6 +290,7 @@ std::string_view eventName(const Event& event) {
       "RestoreInstalled", "RestoreFailed",  "Spawned",     "SpawnFailed",      "ProbeDue",
       "Healthy",          "Unhealthy",      "EtcdExited",  "StopRequested",    "KillDue",
       "RestoreOverdue",   "Wiped",          "JoinStarted", "PromotionStarted", "PromotionFinished",
+      "OrphanFound",
   };
   return kNames[event.index()];
 }

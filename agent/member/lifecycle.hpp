@@ -5,6 +5,9 @@
 //   waiting --plan--> [restoring -->] starting --healthy--> running | learner | promoting
 //   joining ([bootstrap] join registers the member, then hands it a plan) --plan--> ...
 //   etcd exits --> backoff (restart in 1 s .. 60 s) | crash-looping (5 quick failures) | removed
+//   healthy, then N probes in a row unanswered (etcd alive, e.g. SIGSTOPped) --> unresponsive
+//   --answers--> running | learner | promoting  (never killed for it: see Timings)
+//   no state.json but a member's data in the data dir, at start --> orphaned (etcd never started)
 //   stop --> stopping --> stopped;   wipe --> waiting
 //
 // In the spirit of systemd's service_set_state(): next() is the only place the state changes, and
@@ -37,6 +40,14 @@ enum class MemberState : std::uint8_t {
   kCrashLooping,  // etcd keeps exiting (still restarted, with the longest delays), or it cannot
                   // be started at all (no command line, failed restore)
   kRemoved,       // this run's etcd said its member was removed from the cluster: never restarted
+  // state.json is missing but the data dir holds a member's data (deleted, or a data dir restored
+  // by hand): the agent does not know its plan, never starts etcd on it nor takes a new plan for
+  // it, until it is wiped (or state.json is put back and the agent restarted).
+  kOrphaned,
+  // etcd was healthy in this run, its process is alive, but it has not answered the last
+  // `unresponsive_after` probes (stopped, stuck on I/O, overloaded). Probed on; running again
+  // when it answers.
+  kUnresponsive,
 };
 
 inline constexpr MemberState kAllStates[] = {
@@ -44,6 +55,7 @@ inline constexpr MemberState kAllStates[] = {
     MemberState::kStarting,  MemberState::kRunning,      MemberState::kLearner,
     MemberState::kPromoting, MemberState::kBackoff,      MemberState::kStopping,
     MemberState::kStopped,   MemberState::kCrashLooping, MemberState::kRemoved,
+    MemberState::kOrphaned,  MemberState::kUnresponsive,
 };
 
 // "waiting", "crash-looping", ...: what GetStatus `state` says.
@@ -94,7 +106,12 @@ struct Healthy {
   bool learner = false;
   Clock::time_point at;
 };
-struct Unhealthy {};
+// `answered`: etcd answered the probe's first call (Maintenance.Status), but not healthy (no
+// leader, a failed read). Unanswered probes of a run that was healthy count toward unresponsive.
+struct Unhealthy {
+  bool answered = false;
+  Clock::time_point at;
+};
 // etcd exited. `said_removed` comes from the output of the run that exited, and only a run has
 // output: an exec failure (SpawnFailed) or an earlier run can never make a member "removed".
 struct EtcdExited {
@@ -108,11 +125,13 @@ struct Wiped {};           // the member's data and plan were deleted
 struct JoinStarted {};     // the join flow runs for an agent without a plan
 struct PromotionStarted {};
 struct PromotionFinished {};  // promoted, or the attempt failed (the join flow retries)
+// At start: no state.json, but the data dir holds data.
+struct OrphanFound {};
 
 using Event = std::variant<PlanAccepted, StartRequested, RestartDue, RestoreSpawned, RestoreExited,
                            RestoreInstalled, RestoreFailed, Spawned, SpawnFailed, ProbeDue, Healthy,
                            Unhealthy, EtcdExited, StopRequested, KillDue, RestoreOverdue, Wiped,
-                           JoinStarted, PromotionStarted, PromotionFinished>;
+                           JoinStarted, PromotionStarted, PromotionFinished, OrphanFound>;
 
 // "PlanAccepted", ...: for logs and test messages.
 std::string_view eventName(const Event& event);
@@ -138,6 +157,10 @@ enum class Do : std::uint8_t {
   kReportStopped,             // etcd exited after a requested stop
   kReportRestoreInterrupted,  // the restore exited after a requested stop
   kNotifyStopWaiters,         // whoever asked for the stop is told it is complete
+  kReportSpawnFailure,        // last error from the exec failure; one more restart in `delay`
+  kReportOrphaned,            // last error: the data dir without state.json, what to do
+  kReportUnresponsive,        // last error: etcd's pid does not answer, since when
+  kReportAnswering,           // etcd answers again after being unresponsive
 };
 
 struct Action {
@@ -152,6 +175,12 @@ struct Timings {
   std::chrono::milliseconds probe_running{5000};
   std::chrono::milliseconds stop_timeout{15000};
   std::chrono::milliseconds restore_timeout{std::chrono::minutes(10)};
+  // Unanswered probes in a row (each bounded by the prober's 1 s dial and 2 s call deadlines,
+  // probed every probe_starting once one failed) after which a member that was healthy is
+  // unresponsive. The agent never kills an unresponsive etcd: a process stopped by an operator or
+  // stuck in the kernel on I/O gains nothing from a restart, and a learner catching up would lose
+  // its progress. It is reported (/healthz 503, the phase metric) for an operator to decide.
+  unsigned unresponsive_after = 3;
 };
 
 // What the lifecycle remembers between events.
@@ -162,6 +191,11 @@ struct Snapshot {
   // The join flow is promoting this member: a healthy learner then shows as promoting.
   bool promotion_pending = false;
   RestartBackoff backoff;
+  // This etcd run has been healthy at least once (unanswered probes then count).
+  bool run_was_healthy = false;
+  // Probes in a row this run did not answer, and when the first of them failed.
+  unsigned unanswered = 0;
+  Clock::time_point unanswered_since;
 };
 
 struct Transition {

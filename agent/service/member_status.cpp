@@ -2,6 +2,8 @@
 
 #include <sys/statvfs.h>
 
+#include <chrono>
+
 #include "agent/supervisor/etcd_flags.hpp"
 #include "common/version.hpp"
 
@@ -29,6 +31,8 @@ v1::MemberPhase wirePhase(MemberState state) {
     case MemberState::kStopped: return v1::MEMBER_PHASE_STOPPED;
     case MemberState::kCrashLooping: return v1::MEMBER_PHASE_CRASH_LOOPING;
     case MemberState::kRemoved: return v1::MEMBER_PHASE_REMOVED;
+    case MemberState::kOrphaned: return v1::MEMBER_PHASE_ORPHANED;
+    case MemberState::kUnresponsive: return v1::MEMBER_PHASE_UNRESPONSIVE;
     case MemberState::kStopping: break;  // shown as the state the stop began in
   }
   return v1::MEMBER_PHASE_UNSPECIFIED;
@@ -45,6 +49,18 @@ std::string statusLine(const MemberView& m) {
     case MemberState::kRemoved:
       return member + " · removed from cluster " + cluster +
              " · wipe it: etcd-fleet agent wipe --host " + m.config.agent.api_listen;
+    case MemberState::kOrphaned:
+      return member + " · orphaned: " + m.config.dataDir() + " holds a member's data but " +
+             m.config.statePath() +
+             " is missing · put state.json back and restart etcd-agent, or wipe it: "
+             "etcd-fleet agent wipe --host " +
+             m.config.agent.api_listen + " --force";
+    case MemberState::kUnresponsive:
+      return member + " · unresponsive: etcd pid " + std::to_string(m.etcd_pid) +
+             " does not answer for " +
+             std::to_string(
+                 std::chrono::duration_cast<std::chrono::seconds>(m.unanswered_for).count()) +
+             "s · cluster " + cluster;
     case MemberState::kCrashLooping:
       return member + " · crash-looping (" + std::to_string(m.restarts) + " restarts) · " +
              m.last_error;

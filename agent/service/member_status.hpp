@@ -3,7 +3,9 @@
 // The member as clients see it: the lifecycle's state mapped to the wire (AgentStatus, its phase,
 // systemd's STATUS= line). The wire keeps its meaning for existing clients: restoring and backoff
 // are MEMBER_PHASE_STARTING, joining is WAITING with `joining`, promoting is LEARNER, stopping is
-// the phase the member had when the stop began; AgentStatus.state names the lifecycle's own state.
+// the phase the member had when the stop began; orphaned and unresponsive have phases of their own
+// (values older clients do not know: not healthy); AgentStatus.state names the lifecycle's own
+// state.
 
 #include <string>
 

@@ -17,6 +17,7 @@ MemberHealth check(etcd::Client& client) {
     h.error = status.error().message;
     return h;
   }
+  h.answered = true;
   h.member_id = status->header().member_id();
   h.cluster_id = status->header().cluster_id();
   h.is_leader = status->leader() == status->header().member_id();

@@ -19,6 +19,9 @@ namespace etcdagent::agent {
 struct MemberHealth {
   bool healthy = false;
   std::string error;  // why not, when not
+  // etcd answered Maintenance.Status (alive and serving), healthy or not: a probe it did not
+  // answer is what makes a member unresponsive.
+  bool answered = false;
   std::uint64_t member_id = 0;
   std::uint64_t cluster_id = 0;
   bool is_leader = false;

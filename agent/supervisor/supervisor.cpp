@@ -109,6 +109,12 @@ Result<void> Supervisor::loadPlan() {
   if (!loaded) return fail(loaded.error());
   plan_ = std::move(*loaded);
   if (!plan_) {
+    // A member's data without its plan: never started, never given a new plan (a new member
+    // on another's data would be neither).
+    if (!store_.dataDirEmpty()) {
+      dispatch(lifecycle::OrphanFound{});
+      return {};
+    }
     changed();
     return {};
   }
@@ -122,6 +128,9 @@ Result<void> Supervisor::applyPlan(const v1::Plan& requested) {
   auto completed = completePlan(config_, requested);
   if (!completed) return fail(completed.error());
   const v1::Plan& plan = *completed;
+  if (snapshot_.state == MemberState::kOrphaned) {
+    return fail(Errc::kFailedPrecondition, last_error_);
+  }
   if (plan_) {
     if (sameTarget(plan_->plan(), plan)) {
       if (snapshot_.state == MemberState::kStopped) return start();
@@ -157,6 +166,9 @@ Result<void> Supervisor::applyPlan(const v1::Plan& requested) {
 }
 
 Result<void> Supervisor::start() {
+  if (snapshot_.state == MemberState::kOrphaned) {
+    return fail(Errc::kFailedPrecondition, last_error_);
+  }
   if (!plan_)
     return fail(Errc::kFailedPrecondition,
                 "no plan yet: nothing to start (waiting for a bootstrap plan)");
@@ -244,6 +256,15 @@ std::optional<lifecycle::Event> Supervisor::execute(const lifecycle::Action& a) 
       log_.agent(LOG_INFO, "snapshot restore interrupted (" + last_exit_.describe() + ")");
       break;
     case Do::kNotifyStopWaiters: notify_stop_waiters_ = true; break;
+    case Do::kReportSpawnFailure:
+      // last_error_ is the exec failure spawnEtcd() reported: nothing ran, nothing else is blamed.
+      ++restarts_;
+      log_.agent(LOG_WARNING,
+                 last_error_ + "; trying again in " + std::to_string(a.delay.count()) + " ms");
+      break;
+    case Do::kReportOrphaned: reportOrphaned(); break;
+    case Do::kReportUnresponsive: reportUnresponsive(); break;
+    case Do::kReportAnswering: reportAnswering(); break;
   }
   return std::nullopt;
 }
@@ -316,7 +337,10 @@ std::optional<lifecycle::Event> Supervisor::spawnEtcd() {
       ChildSpec{*argv, {store_.lockFd()}}, [this](const std::string& line) { onEtcdLine(line); },
       [this](ExitStatus st) { onChildExit(st); });
   if (!child) {
-    log_.agent(LOG_ERR, child.error().message);
+    // "cannot start /usr/bin/etcd: Argument list too long": the error is the exec failure itself,
+    // never a status of this run (there was none) nor anything an earlier run said.
+    last_error_ = child.error().message;
+    log_.agent(LOG_ERR, last_error_);
     last_exit_ = ExitStatus{127, 0};  // what the shell reports for a command it cannot run
     return lifecycle::SpawnFailed{.retryable = true, .at = clock_.now()};
   }
@@ -362,7 +386,7 @@ void Supervisor::onHealth(MemberHealth health) {
   if (health_.healthy) {
     dispatch(lifecycle::Healthy{health_.is_learner, clock_.now()});
   } else {
-    dispatch(lifecycle::Unhealthy{});
+    dispatch(lifecycle::Unhealthy{health_.answered, clock_.now()});
   }
 }
 
@@ -436,6 +460,35 @@ void Supervisor::reportRestoreFailure() {
   log_.agent(LOG_ERR, last_error_);
 }
 
+void Supervisor::reportOrphaned() {
+  last_error_ =
+      config_.dataDir() + " holds a member's data but " + config_.statePath() +
+      " is missing (deleted, or a data dir put back by hand): etcd-agent does not know the "
+      "member's plan, so it does not start etcd on it and takes no new plan for it. Either put "
+      "state.json back and restart etcd-agent, or wipe the data (if the member is still in its "
+      "cluster, remove it first: etcd-fleet member remove " +
+      config_.member.name + "; then etcd-fleet agent wipe --host " + config_.agent.api_listen +
+      " --force)";
+  log_.agent(LOG_ERR, "orphaned member data: " + last_error_);
+}
+
+void Supervisor::reportUnresponsive() {
+  const int pid = run_ ? run_->process->pid() : 0;
+  const auto secs =
+      std::chrono::duration_cast<std::chrono::seconds>(clock_.now() - snapshot_.unanswered_since);
+  last_error_ = "etcd pid " + std::to_string(pid) + " does not answer health probes (" +
+                std::to_string(snapshot_.unanswered) + " in a row, " +
+                std::to_string(secs.count()) + "s): " + health_.error;
+  log_.agent(LOG_WARNING, last_error_ + "; it is not restarted while its process lives");
+}
+
+void Supervisor::reportAnswering() {
+  const auto secs =
+      std::chrono::duration_cast<std::chrono::seconds>(clock_.now() - snapshot_.unanswered_since);
+  log_.agent(LOG_NOTICE, "etcd pid " + std::to_string(run_ ? run_->process->pid() : 0) +
+                             " answers again after " + std::to_string(secs.count()) + "s");
+}
+
 void Supervisor::changed() {
   if (on_change_) on_change_();
 }
@@ -451,6 +504,10 @@ MemberView Supervisor::view() const {
       .restarts = restarts_,
       .last_error = last_error_,
       .output = output_,
+      .unanswered_for = snapshot_.unanswered > 0 && run_
+                            ? std::chrono::duration_cast<std::chrono::milliseconds>(
+                                  clock_.now() - snapshot_.unanswered_since)
+                            : std::chrono::milliseconds{0},
   };
 }
 

@@ -51,6 +51,8 @@ struct MemberView {
   unsigned restarts = 0;
   const std::string& last_error;
   const OutputTail& output;  // of the last etcd (or restore) run
+  // How long etcd has not answered probes (unresponsive, or on the way there); 0 when it answers.
+  std::chrono::milliseconds unanswered_for{0};
 };
 
 class Supervisor {
@@ -128,6 +130,9 @@ class Supervisor {
   void reportCrash(std::chrono::milliseconds delay);
   void reportRemoved();
   void reportRestoreFailure();
+  void reportOrphaned();
+  void reportUnresponsive();
+  void reportAnswering();
   void changed();
   [[nodiscard]] std::string probeEndpoint() const;
   LoopTimer& timer(lifecycle::Timer which) { return *timers_[static_cast<std::size_t>(which)]; }

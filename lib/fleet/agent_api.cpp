@@ -19,6 +19,8 @@ std::string memberPhaseName(v1::MemberPhase phase) {
     case v1::MEMBER_PHASE_STOPPED: return "stopped";
     case v1::MEMBER_PHASE_CRASH_LOOPING: return "crash-looping";
     case v1::MEMBER_PHASE_REMOVED: return "removed";
+    case v1::MEMBER_PHASE_ORPHANED: return "orphaned";
+    case v1::MEMBER_PHASE_UNRESPONSIVE: return "unresponsive";
     default: return "unknown";
   }
 }

@@ -15,7 +15,8 @@ struct AgentOptions {
   std::string name = "m1";
   std::string host = "127.0.0.1";
   std::string token = "test-cluster";
-  std::string extra_config;  // appended to agent.toml
+  std::string extra_config;                   // appended to agent.toml
+  std::string etcd_binary = "/usr/bin/etcd";  // [etcd] binary
 };
 
 class AgentHarness {

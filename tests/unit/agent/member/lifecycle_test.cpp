@@ -26,6 +26,11 @@ Snapshot in(S state) {
   s.state = state;
   if (state == S::kStopping) s.before_stop = S::kRunning;
   s.promotion_pending = state == S::kPromoting;
+  // A member shown healthy (or unresponsive) has been healthy in this run; unresponsive has missed
+  // its probes.
+  s.run_was_healthy = state == S::kRunning || state == S::kLearner || state == S::kPromoting ||
+                      state == S::kUnresponsive;
+  if (state == S::kUnresponsive) s.unanswered = 3;
   return s;
 }
 
@@ -69,7 +74,8 @@ const std::vector<Event>& everyEvent() {
       ProbeDue{},
       Healthy{false, t0},
       Healthy{true, t0},
-      Unhealthy{},
+      Unhealthy{false, t0},
+      Unhealthy{true, t0},
       EtcdExited{false, t0},
       EtcdExited{true, t0},
       StopRequested{},
@@ -79,6 +85,7 @@ const std::vector<Event>& everyEvent() {
       JoinStarted{},
       PromotionStarted{},
       PromotionFinished{},
+      OrphanFound{},
   };
   return events;
 }
@@ -87,64 +94,68 @@ const std::vector<Event>& everyEvent() {
 struct Row {
   Event event;
   const char* label;
-  std::array<const char*, 12> next;
+  std::array<const char*, 14> next;
 };
 
 // clang-format off
-//              waiting     joining     restoring       starting        running   learner    promoting  backoff     stopping   stopped     crash-looping removed
+//              waiting     joining     restoring       starting        running   learner    promoting  backoff     stopping   stopped     crash-looping removed orphaned unresponsive
 const Row kTable[] = {
   {PlanAccepted{false},   "PlanAccepted",
-               {"starting", "starting", ".",            ".",            ".",      ".",       ".",       ".",        ".",       ".",        ".",          "."}},
+               {"starting", "starting", ".",            ".",            ".",      ".",       ".",       ".",        ".",       ".",        ".",          ".", ".", "."}},
   {PlanAccepted{true},    "PlanAccepted (restore)",
-               {"restoring","restoring",".",            ".",            ".",      ".",       ".",       ".",        ".",       ".",        ".",          "."}},
+               {"restoring","restoring",".",            ".",            ".",      ".",       ".",       ".",        ".",       ".",        ".",          ".", ".", "."}},
   {StartRequested{false}, "StartRequested",
-               {".",        ".",        ".",            ".",            ".",      ".",       ".",       "starting", ".",       "starting", "starting",   "."}},
+               {".",        ".",        ".",            ".",            ".",      ".",       ".",       "starting", ".",       "starting", "starting",   ".", ".", "."}},
   {StartRequested{true},  "StartRequested (restore)",
-               {".",        ".",        ".",            ".",            ".",      ".",       ".",       "restoring",".",       "restoring","restoring",  "."}},
+               {".",        ".",        ".",            ".",            ".",      ".",       ".",       "restoring",".",       "restoring","restoring",  ".", ".", "."}},
   {RestartDue{false},     "RestartDue",
-               {".",        ".",        ".",            ".",            ".",      ".",       ".",       "starting", ".",       ".",        "starting",   "."}},
+               {".",        ".",        ".",            ".",            ".",      ".",       ".",       "starting", ".",       ".",        "starting",   ".", ".", "."}},
   {RestoreSpawned{},      "RestoreSpawned",
-               {".",        ".",        ".",            ".",            ".",      ".",       ".",       ".",        ".",       ".",        ".",          "."}},
+               {".",        ".",        ".",            ".",            ".",      ".",       ".",       ".",        ".",       ".",        ".",          ".", ".", "."}},
   {RestoreExited{true},   "RestoreExited ok",
-               {".",        ".",        ".",            ".",            ".",      ".",       ".",       ".",        "stopped", ".",        ".",          "."}},
+               {".",        ".",        ".",            ".",            ".",      ".",       ".",       ".",        "stopped", ".",        ".",          ".", ".", "."}},
   {RestoreExited{false},  "RestoreExited failed",
-               {".",        ".",        "crash-looping",".",            ".",      ".",       ".",       ".",        "stopped", ".",        ".",          "."}},
+               {".",        ".",        "crash-looping",".",            ".",      ".",       ".",       ".",        "stopped", ".",        ".",          ".", ".", "."}},
   {RestoreInstalled{},    "RestoreInstalled",
-               {".",        ".",        "starting",     ".",            ".",      ".",       ".",       ".",        ".",       ".",        ".",          "."}},
+               {".",        ".",        "starting",     ".",            ".",      ".",       ".",       ".",        ".",       ".",        ".",          ".", ".", "."}},
   {RestoreFailed{},       "RestoreFailed",
-               {".",        ".",        "crash-looping",".",            ".",      ".",       ".",       ".",        ".",       ".",        ".",          "."}},
+               {".",        ".",        "crash-looping",".",            ".",      ".",       ".",       ".",        ".",       ".",        ".",          ".", ".", "."}},
   {Spawned{},             "Spawned",
-               {".",        ".",        ".",            ".",            ".",      ".",       ".",       ".",        ".",       ".",        ".",          "."}},
+               {".",        ".",        ".",            ".",            ".",      ".",       ".",       ".",        ".",       ".",        ".",          ".", ".", "."}},
   {SpawnFailed{true, t0}, "SpawnFailed (exec)",
-               {".",        ".",        ".",            "backoff",      ".",      ".",       ".",       ".",        ".",       ".",        ".",          "."}},
+               {".",        ".",        ".",            "backoff",      ".",      ".",       ".",       ".",        ".",       ".",        ".",          ".", ".", "."}},
   {SpawnFailed{false, t0},"SpawnFailed (no command line)",
-               {".",        ".",        ".",            "crash-looping",".",      ".",       ".",       ".",        ".",       ".",        ".",          "."}},
+               {".",        ".",        ".",            "crash-looping",".",      ".",       ".",       ".",        ".",       ".",        ".",          ".", ".", "."}},
   {ProbeDue{},            "ProbeDue",
-               {".",        ".",        ".",            ".",            ".",      ".",       ".",       ".",        ".",       ".",        ".",          "."}},
+               {".",        ".",        ".",            ".",            ".",      ".",       ".",       ".",        ".",       ".",        ".",          ".", ".", "."}},
   {Healthy{false, t0},    "Healthy voter",
-               {".",        ".",        ".",            "running",      ".",      "running", "running", ".",        ".",       ".",        ".",          "."}},
+               {".",        ".",        ".",            "running",      ".",      "running", "running", ".",        ".",       ".",        ".",          ".", ".", "running"}},
   {Healthy{true, t0},     "Healthy learner",
-               {".",        ".",        ".",            "learner",      "learner",".",       ".",       ".",        ".",       ".",        ".",          "."}},
-  {Unhealthy{},           "Unhealthy",
-               {".",        ".",        ".",            ".",            "starting","starting","starting",".",       ".",       ".",        ".",          "."}},
+               {".",        ".",        ".",            "learner",      "learner",".",       ".",       ".",        ".",       ".",        ".",          ".", ".", "learner"}},
+  {Unhealthy{false, t0},  "Unhealthy (unanswered; one of unresponsive_after)",
+               {".",        ".",        ".",            ".",            ".",      ".",       ".",       ".",        ".",       ".",        ".",          ".", ".", "."}},
+  {Unhealthy{true, t0},   "Unhealthy (answered)",
+               {".",        ".",        ".",            ".",            "starting","starting","starting",".",       ".",       ".",        ".",          ".", ".", "starting"}},
+  {OrphanFound{},         "OrphanFound",
+               {"orphaned", ".",        ".",            ".",            ".",      ".",       ".",       ".",        ".",       ".",        ".",          ".", ".", "."}},
   {EtcdExited{false, t0}, "EtcdExited",
-               {".",        ".",        ".",            "backoff",      "backoff","backoff", "backoff", ".",        "stopped", ".",        ".",          "."}},
+               {".",        ".",        ".",            "backoff",      "backoff","backoff", "backoff", ".",        "stopped", ".",        ".",          ".", ".", "backoff"}},
   {EtcdExited{true, t0},  "EtcdExited (said removed)",
-               {".",        ".",        ".",            "removed",      "removed","removed", "removed", ".",        "stopped", ".",        ".",          "."}},
+               {".",        ".",        ".",            "removed",      "removed","removed", "removed", ".",        "stopped", ".",        ".",          ".", ".", "removed"}},
   {StopRequested{},       "StopRequested",
-               {".",        ".",        "stopping",     "stopping",     "stopping","stopping","stopping","stopped", ".",       ".",        "stopped",    "."}},
+               {".",        ".",        "stopping",     "stopping",     "stopping","stopping","stopping","stopped", ".",       ".",        "stopped",    ".", ".", "stopping"}},
   {KillDue{},             "KillDue",
-               {".",        ".",        ".",            ".",            ".",      ".",       ".",       ".",        ".",       ".",        ".",          "."}},
+               {".",        ".",        ".",            ".",            ".",      ".",       ".",       ".",        ".",       ".",        ".",          ".", ".", "."}},
   {RestoreOverdue{},      "RestoreOverdue",
-               {".",        ".",        ".",            ".",            ".",      ".",       ".",       ".",        ".",       ".",        ".",          "."}},
+               {".",        ".",        ".",            ".",            ".",      ".",       ".",       ".",        ".",       ".",        ".",          ".", ".", "."}},
   {Wiped{},               "Wiped",
-               {".",        ".",        ".",            ".",            ".",      ".",       ".",       ".",        ".",       "waiting",  ".",          "waiting"}},
+               {".",        ".",        ".",            ".",            ".",      ".",       ".",       ".",        ".",       "waiting",  ".",          "waiting", "waiting", "."}},
   {JoinStarted{},         "JoinStarted",
-               {"joining",  ".",        ".",            ".",            ".",      ".",       ".",       ".",        ".",       ".",        ".",          "."}},
+               {"joining",  ".",        ".",            ".",            ".",      ".",       ".",       ".",        ".",       ".",        ".",          ".", ".", "."}},
   {PromotionStarted{},    "PromotionStarted",
-               {".",        ".",        ".",            ".",            ".",      "promoting",".",      ".",        ".",       ".",        ".",          "."}},
+               {".",        ".",        ".",            ".",            ".",      "promoting",".",      ".",        ".",       ".",        ".",          ".", ".", "."}},
   {PromotionFinished{},   "PromotionFinished",
-               {".",        ".",        ".",            ".",            ".",      ".",       "learner", ".",        ".",       ".",        ".",          "."}},
+               {".",        ".",        ".",            ".",            ".",      ".",       "learner", ".",        ".",       ".",        ".",          ".", ".", "."}},
 };
 // clang-format on
 
@@ -223,12 +234,106 @@ TEST(Lifecycle, TimingsComeFromTheCaller) {
   EXPECT_EQ(armed(next(in(S::kRestoring), RestoreSpawned{}, fast), Timer::kRestore)->delay, 50ms);
 }
 
-TEST(Lifecycle, ARunningMemberThatStopsAnsweringIsReportedNotRestarted) {
-  const auto t = next(in(S::kRunning), Unhealthy{});
+TEST(Lifecycle, ARunningMemberThatAnswersUnhealthyIsReportedNotRestarted) {
+  const auto t = next(in(S::kRunning), Unhealthy{true, t0});
   EXPECT_EQ(t.next.state, S::kStarting);
   EXPECT_TRUE(has(t, Do::kReportUnhealthy));
   EXPECT_FALSE(has(t, Do::kTerminate));
   EXPECT_EQ(armed(t, Timer::kProbe)->delay, 500ms);
+}
+
+// The SIGSTOP bug: a healthy etcd that stops answering showed as "starting".
+TEST(Lifecycle, AHealthyMemberThatMissesThreeProbesInARowIsUnresponsiveUntilItAnswers) {
+  for (const S healthy_state : {S::kRunning, S::kLearner, S::kStarting}) {
+    Snapshot s = in(healthy_state);
+    s.run_was_healthy = true;  // starting: it was healthy, then answered unhealthy
+    auto t = next(s, Unhealthy{false, t0});
+    EXPECT_EQ(t.next.state, healthy_state) << "one dropped probe changes no state";
+    EXPECT_TRUE(has(t, Do::kReportUnhealthy));
+    EXPECT_EQ(t.next.unanswered_since, t0);
+    t = next(t.next, Unhealthy{false, t0 + 3s});
+    EXPECT_EQ(t.next.state, healthy_state);
+    t = next(t.next, Unhealthy{false, t0 + 6s});
+    EXPECT_EQ(t.next.state, S::kUnresponsive) << stateName(healthy_state);
+    EXPECT_TRUE(has(t, Do::kReportUnresponsive));
+    EXPECT_FALSE(has(t, Do::kTerminate));
+    EXPECT_FALSE(has(t, Do::kKillStuckStop));
+    EXPECT_EQ(armed(t, Timer::kProbe)->delay, 500ms) << "probed on, quickly";
+    EXPECT_EQ(t.next.unanswered_since, t0) << "since the first unanswered probe";
+    // Stays unresponsive however long it takes: never killed.
+    for (int i = 0; i < 100; ++i) {
+      t = next(t.next, Unhealthy{false, t0 + 10s + i * 3s});
+      ASSERT_EQ(t.next.state, S::kUnresponsive);
+      ASSERT_TRUE(t.actions == (std::vector<Action>{{Do::kArm, Timer::kProbe, 500ms}}))
+          << actionsOf(t);
+    }
+    t = next(t.next, Healthy{healthy_state == S::kLearner, t0 + 10min});
+    EXPECT_EQ(t.next.state, healthy_state == S::kLearner ? S::kLearner : S::kRunning);
+    EXPECT_TRUE(has(t, Do::kReportAnswering));
+    EXPECT_EQ(t.next.unanswered, 0U);
+  }
+  // A count broken by an answer starts again.
+  Snapshot s = in(S::kRunning);
+  s = next(s, Unhealthy{false, t0}).next;
+  s = next(s, Unhealthy{false, t0 + 3s}).next;
+  s = next(s, Healthy{false, t0 + 6s}).next;
+  s = next(s, Unhealthy{false, t0 + 9s}).next;
+  s = next(s, Unhealthy{false, t0 + 12s}).next;
+  EXPECT_EQ(s.state, S::kRunning);
+  EXPECT_EQ(s.unanswered_since, t0 + 9s);
+}
+
+TEST(Lifecycle, UnansweredProbesOfARunNeverHealthyYetDoNotCount) {
+  // etcd starting (its peers not there yet), and a new run after one that was healthy.
+  Snapshot s = in(S::kRunning);
+  s = next(s, EtcdExited{false, t0}).next;
+  s = next(s, RestartDue{}).next;
+  s = next(s, Spawned{}).next;
+  EXPECT_FALSE(s.run_was_healthy);
+  for (int i = 0; i < 10; ++i) s = next(s, Unhealthy{false, t0 + i * 1s}).next;
+  EXPECT_EQ(s.state, S::kStarting);
+  EXPECT_EQ(s.unanswered, 0U);
+}
+
+TEST(Lifecycle, UnresponsiveAfterComesFromTheCaller) {
+  const Timings one{.unresponsive_after = 1};
+  EXPECT_EQ(next(in(S::kRunning), Unhealthy{false, t0}, one).next.state, S::kUnresponsive);
+}
+
+// The stale-flag bug: an exec failure is reported as itself (kReportSpawnFailure), never as a
+// crash of a run (whose output could be an earlier run's) nor as removed.
+TEST(Lifecycle, AnExecFailureIsReportedAsItselfAndRetriedLikeACrash) {
+  const auto t = next(in(S::kStarting), SpawnFailed{true, t0});
+  EXPECT_EQ(t.next.state, S::kBackoff);
+  EXPECT_EQ(t.actions, (std::vector<Action>{{Do::kCancel, Timer::kProbe},
+                                            {Do::kReportSpawnFailure, Timer::kRestart, 1000ms},
+                                            {Do::kArm, Timer::kRestart, 1000ms}}));
+  Snapshot s = in(S::kStarting);
+  for (int i = 0; i < 4; ++i) {
+    s = next(s, SpawnFailed{true, t0 + i * 1s}).next;
+    ASSERT_EQ(s.state, S::kBackoff);
+    s = next(s, RestartDue{}).next;
+    ASSERT_EQ(s.state, S::kStarting);
+  }
+  EXPECT_EQ(next(s, SpawnFailed{true, t0 + 5s}).next.state, S::kCrashLooping);
+}
+
+// The orphan bug: state.json gone, data still there: "waiting for a bootstrap plan" (200) before.
+TEST(Lifecycle, OrphanedDataIsNeverStartedAndOnlyAWipeEndsIt) {
+  auto t = next(in(S::kWaiting), OrphanFound{});
+  EXPECT_EQ(t.next.state, S::kOrphaned);
+  EXPECT_EQ(t.actions, (std::vector<Action>{{Do::kReportOrphaned}}));
+  for (const auto& event : everyEvent()) {
+    if (std::holds_alternative<Wiped>(event)) continue;
+    const auto u = next(t.next, event);
+    EXPECT_EQ(u.next.state, S::kOrphaned) << eventName(event);
+    EXPECT_FALSE(has(u, Do::kSpawnEtcd) || has(u, Do::kRunRestore)) << eventName(event);
+  }
+  EXPECT_TRUE(has(next(t.next, StopRequested{}), Do::kNotifyStopWaiters)) << "a wipe stops first";
+  const auto wiped = next(t.next, Wiped{});
+  EXPECT_EQ(wiped.next.state, S::kWaiting);
+  EXPECT_TRUE(has(wiped, Do::kResetCounters));
+  EXPECT_EQ(next(in(S::kRunning), OrphanFound{}).next.state, S::kRunning);
 }
 
 TEST(Lifecycle, CrashesBackOffFromOneSecondDoublingAndFiveQuickOnesAreACrashLoop) {
@@ -273,7 +378,8 @@ TEST(Lifecycle, OnlyAnExitAfterEtcdSaidSoMakesTheMemberRemoved) {
   // say so.
   const auto exec = next(in(S::kStarting), SpawnFailed{true, t0});
   EXPECT_EQ(exec.next.state, S::kBackoff);
-  EXPECT_TRUE(has(exec, Do::kReportCrash));
+  EXPECT_TRUE(has(exec, Do::kReportSpawnFailure));
+  EXPECT_FALSE(has(exec, Do::kReportCrash) || has(exec, Do::kReportRemoved));
   // Removed stays removed: not restarted, not started, not stopped; a wipe ends it.
   for (const auto& event : {Event{RestartDue{}}, Event{StartRequested{}}, Event{StopRequested{}}}) {
     EXPECT_EQ(next(removed.next, event).next.state, S::kRemoved) << eventName(event);

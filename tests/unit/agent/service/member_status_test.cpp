@@ -14,6 +14,7 @@ namespace {
 
 using lifecycle::MemberState;
 using S = MemberState;
+using namespace std::chrono_literals;
 
 struct World {
   AgentConfig config;
@@ -39,8 +40,11 @@ struct World {
     health.revision = 42;
   }
   MemberView view(S state, S shown, unsigned restarts = 0) const {
-    return MemberView{config, state, shown, plan, health, 0, restarts, last_error, output};
+    return MemberView{config, state,    shown,      plan,   health,
+                      pid,    restarts, last_error, output, unanswered_for};
   }
+  int pid = 0;
+  std::chrono::milliseconds unanswered_for{0};
   MemberView view(S state) const { return view(state, state); }
 };
 
@@ -57,6 +61,9 @@ TEST(MemberStatus, EveryStateHasThePhaseClientsAlreadyKnow) {
       {S::kStopped, v1::MEMBER_PHASE_STOPPED},
       {S::kCrashLooping, v1::MEMBER_PHASE_CRASH_LOOPING},
       {S::kRemoved, v1::MEMBER_PHASE_REMOVED},
+      // New phases (values older clients do not know, so they are not taken for healthy).
+      {S::kOrphaned, v1::MEMBER_PHASE_ORPHANED},
+      {S::kUnresponsive, v1::MEMBER_PHASE_UNRESPONSIVE},
   };
   for (const S s : lifecycle::kAllStates) {
     if (s == S::kStopping) continue;
@@ -97,7 +104,15 @@ TEST(MemberStatus, TheStatusLineOfEveryState) {
   EXPECT_EQ(statusLine(w.view(S::kRemoved)),
             "member m1 · removed from cluster prod · wipe it: etcd-fleet agent wipe --host "
             "127.0.0.1:2378");
+  w.pid = 4242;
+  w.unanswered_for = 12900ms;
+  EXPECT_EQ(statusLine(w.view(S::kUnresponsive)),
+            "member m1 · unresponsive: etcd pid 4242 does not answer for 12s · cluster prod");
   w.plan.reset();
+  EXPECT_EQ(statusLine(w.view(S::kOrphaned)),
+            "member m1 · orphaned: /nonexistent-agent-root/m1/data holds a member's data but "
+            "/nonexistent-agent-root/m1/state.json is missing · put state.json back and restart "
+            "etcd-agent, or wipe it: etcd-fleet agent wipe --host 127.0.0.1:2378 --force");
   EXPECT_EQ(statusLine(w.view(S::kWaiting)), "waiting for a bootstrap plan");
   EXPECT_EQ(statusLine(w.view(S::kJoining)),
             "member m1 · joining the cluster at http://127.0.0.9:2379");

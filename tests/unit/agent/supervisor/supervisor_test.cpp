@@ -93,6 +93,20 @@ class SupervisorTest : public ::testing::Test {
     ASSERT_EQ(status().phase(), v1::MEMBER_PHASE_RUNNING);
   }
 
+  // Running, then etcd (alive) answers none of the next three probes: 5 s, 5.5 s and 6 s after
+  // it was healthy, each answered at once with a deadline error.
+  void unresponsive() {
+    running();
+    clock.advance(5000ms);
+    ASSERT_TRUE(health.answer(FakeHealth::unhealthy("context deadline exceeded")));
+    for (int i = 0; i < 2; ++i) {
+      ASSERT_EQ(status().state(), "running") << "after " << i + 1 << " unanswered probes";
+      clock.advance(500ms);
+      ASSERT_TRUE(health.answer(FakeHealth::unhealthy("context deadline exceeded")));
+    }
+    ASSERT_EQ(status().state(), "unresponsive");
+  }
+
   // etcd exits; the restart is `delay` away on the clock.
   void crashesAndRestartsAfter(std::chrono::milliseconds delay) {
     const auto spawned = launcher.spawned();
@@ -277,12 +291,39 @@ TEST_F(SupervisorTest, AnExecFailureIsACrashNeverARemovedMember) {
   auto s = status();
   EXPECT_EQ(s.phase(), v1::MEMBER_PHASE_STARTING);
   EXPECT_EQ(s.state(), "backoff");
-  EXPECT_EQ(s.last_error(), "etcd exited with status 127");
+  EXPECT_EQ(s.last_error(), "cannot start /usr/bin/etcd: Permission denied");
+  EXPECT_EQ(s.status_line(),
+            "member m1 · starting · cluster test · last: cannot start /usr/bin/etcd: Permission "
+            "denied");
+  EXPECT_TRUE(s.last_etcd_lines().empty()) << "the removed run's lines are not this one's";
   EXPECT_EQ(s.restart_count(), 1U);
   EXPECT_EQ(clock.nextDue(), 1000ms);
   clock.advance(1000ms);
   EXPECT_EQ(launcher.spawned(), 2U);
   EXPECT_EQ(status().state(), "starting");
+}
+
+// An exec that keeps failing ("Argument list too long": a huge flag) ends crash-looping with the
+// exec error, still retried; no earlier run's output or flag is blamed.
+TEST_F(SupervisorTest, AnExecThatKeepsFailingIsCrashLoopingWithTheExecError) {
+  running();
+  launcher.line(R"({"level":"error","msg":"an earlier run's complaint"})");
+  launcher.exit(kFailed);
+  const std::string e2big = "cannot start /usr/bin/etcd: Argument list too long";
+  for (int i = 0; i < 5; ++i) {
+    launcher.failNextSpawn(Error{Errc::kIo, e2big});
+    clock.advance(*clock.nextDue());
+  }
+  auto s = status();
+  EXPECT_EQ(s.phase(), v1::MEMBER_PHASE_CRASH_LOOPING);
+  EXPECT_EQ(s.last_error(), e2big);
+  EXPECT_EQ(s.status_line(), "member m1 · crash-looping (6 restarts) · " + e2big);
+  EXPECT_TRUE(s.last_etcd_lines().empty());
+  EXPECT_EQ(s.etcd_pid(), 0);
+  clock.advance(*clock.nextDue());  // the binary is fixed: the next try starts it
+  EXPECT_TRUE(launcher.running());
+  probed(FakeHealth::healthy());
+  EXPECT_EQ(status().state(), "running");
 }
 
 TEST_F(SupervisorTest, StopTerminatesEtcdKillsItAfterTheTimeoutAndStartRunsItAgain) {
@@ -333,17 +374,99 @@ TEST_F(SupervisorTest, StopWhileInBackoffCancelsTheRestart) {
   EXPECT_EQ(launcher.spawned(), 2U);
 }
 
-TEST_F(SupervisorTest, ARunningMemberThatStopsAnsweringShowsAsStarting) {
+TEST_F(SupervisorTest, ARunningMemberThatAnswersUnhealthyShowsAsStarting) {
   running();
   clock.advance(5000ms);
-  ASSERT_TRUE(health.answer(FakeHealth::unhealthy("context deadline exceeded")));
+  auto no_leader = FakeHealth::unhealthy("etcdserver: no leader");
+  no_leader.answered = true;  // Status answered; the read did not
+  ASSERT_TRUE(health.answer(no_leader));
   auto s = status();
   EXPECT_EQ(s.phase(), v1::MEMBER_PHASE_STARTING);
-  EXPECT_EQ(s.last_error(), "etcd is not healthy: context deadline exceeded");
+  EXPECT_EQ(s.last_error(), "etcd is not healthy: etcdserver: no leader");
   EXPECT_EQ(s.status_line(),
-            "member m1 · starting · cluster test · last: etcd is not healthy: context deadline "
-            "exceeded");
+            "member m1 · starting · cluster test · last: etcd is not healthy: etcdserver: no "
+            "leader");
   EXPECT_TRUE(launcher.last().signals.empty()) << "etcd restarts only when it exits";
+}
+
+// The SIGSTOP bug: a healthy etcd whose process lives but does not answer showed as "starting".
+TEST_F(SupervisorTest, AHealthyEtcdThatStopsAnsweringIsUnresponsiveUntilItAnswersAgain) {
+  unresponsive();
+  auto s = status();
+  EXPECT_EQ(s.phase(), v1::MEMBER_PHASE_UNRESPONSIVE);
+  EXPECT_EQ(s.etcd_pid(), 4001);
+  EXPECT_FALSE(s.healthy());
+  EXPECT_EQ(s.status_line(),
+            "member m1 · unresponsive: etcd pid 4001 does not answer for 1s · cluster test");
+  EXPECT_EQ(s.last_error(),
+            "etcd pid 4001 does not answer health probes (3 in a row, 1s): context deadline "
+            "exceeded");
+  // However long: probed on, never signalled, never restarted.
+  clock.advance(500ms);
+  for (int i = 0; i < 20; ++i) {
+    ASSERT_TRUE(health.answer(FakeHealth::unhealthy("context deadline exceeded")));
+    clock.advance(30s);
+  }
+  s = status();
+  EXPECT_EQ(s.state(), "unresponsive");
+  EXPECT_EQ(s.status_line(),
+            "member m1 · unresponsive: etcd pid 4001 does not answer for 601s · cluster test");
+  EXPECT_TRUE(launcher.last().signals.empty());
+  EXPECT_EQ(launcher.spawned(), 1U);
+
+  ASSERT_TRUE(health.answer(FakeHealth::healthy()));  // SIGCONT
+  s = status();
+  EXPECT_EQ(s.phase(), v1::MEMBER_PHASE_RUNNING);
+  EXPECT_EQ(s.status_line(), "member m1 · leader · cluster test · 1 voting · rev 7");
+  EXPECT_EQ(clock.nextDue(), 5000ms);
+  EXPECT_EQ(s.restart_count(), 0U);
+}
+
+TEST_F(SupervisorTest, AnUnresponsiveEtcdThatExitsIsACrashAndItsNextRunStartsCountingAfresh) {
+  unresponsive();
+  launcher.exit(kKilled);
+  EXPECT_EQ(status().state(), "backoff");
+  clock.advance(*clock.nextDue());
+  ASSERT_TRUE(launcher.running());
+  for (int i = 0; i < 5; ++i) probed(FakeHealth::unhealthy("connection refused"));
+  EXPECT_EQ(status().state(), "starting") << "never healthy in this run: still starting";
+}
+
+// The orphan bug: state.json gone, a member's data left: it said 200 "waiting for a bootstrap
+// plan" and took any plan (a new member on an old member's data).
+TEST_F(SupervisorTest, OrphanedDataIsNeverStartedNorGivenANewPlanUntilWiped) {
+  store.data_empty = false;
+  init();
+  auto s = status();
+  EXPECT_EQ(s.phase(), v1::MEMBER_PHASE_ORPHANED);
+  EXPECT_EQ(s.state(), "orphaned");
+  EXPECT_EQ(s.status_line(),
+            "member m1 · orphaned: /nonexistent-agent-root/m1/data holds a member's data but "
+            "/nonexistent-agent-root/m1/state.json is missing · put state.json back and restart "
+            "etcd-agent, or wipe it: etcd-fleet agent wipe --host 127.0.0.1:2378 --force");
+  EXPECT_THAT(
+      s.last_error(),
+      HasSubstr(
+          "etcd-fleet member remove m1; then etcd-fleet agent wipe --host 127.0.0.1:2378 --force"));
+  EXPECT_EQ(launcher.spawned(), 0U);
+  auto refused = supervisor->applyPlan(newPlan());
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code, Errc::kFailedPrecondition);
+  EXPECT_THAT(refused.error().message, HasSubstr("/nonexistent-agent-root/m1/data holds a member"));
+  EXPECT_FALSE(supervisor->start());
+  supervisor->joinStarted();
+  EXPECT_EQ(status().state(), "orphaned");
+  EXPECT_EQ(launcher.spawned(), 0U);
+  EXPECT_FALSE(store.state) << "no plan was persisted for it";
+
+  std::optional<Result<void>> removed;
+  supervisor->remove([&](Result<void> r) { removed = r; });
+  ASSERT_TRUE(removed && *removed);
+  EXPECT_EQ(store.wipes, 1);
+  EXPECT_EQ(status().state(), "waiting");
+  EXPECT_EQ(status().last_error(), "");
+  ASSERT_TRUE(supervisor->applyPlan(newPlan()));
+  EXPECT_EQ(launcher.spawned(), 1U);
 }
 
 TEST_F(SupervisorTest, ARestoreRunsBeforeTheFirstStartAndItsSnapshotGoesOnceHealthy) {
@@ -440,6 +563,8 @@ TEST_F(SupervisorTest, RemoveWipesTheMemberFromEveryState) {
          running(), launcher.line("permanently removed from the cluster"),
              launcher.exit(ExitStatus{0, 0});
        }},
+      {"unresponsive", [&] { unresponsive(); }},
+      {"orphaned", [&] { store.data_empty = false, init(); }},
   };
   for (const auto& [name, reach] : states) {
     SCOPED_TRACE(name);
