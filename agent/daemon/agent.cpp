@@ -114,9 +114,17 @@ EdgeStatus Agent::edgeStatus() const {
 // The member does not depend on HTTP: a failure is reported, and the agent keeps supervising.
 void Agent::listenHttp() {
   // HTTP handlers run on the event loop, so they may read the supervisor directly.
-  http_.route(
+  // /healthz covers the API it fronts: its answer waits for a probe of the API no older than a
+  // second (the probe runs on the monitor's thread; the answer is made on the loop).
+  http_.routeAsync(
       "/healthz",
-      [this](const HttpRequest&) { return healthz(agentStatus(supervisor_.view()), edgeStatus()); },
+      [this](const HttpRequest&, HttpServer::Respond respond) {
+        api_monitor_.fresh(std::chrono::seconds(1), [this, respond](const ApiHealth&) {
+          boost::asio::post(io_, [this, respond] {
+            respond(healthz(agentStatus(supervisor_.view()), edgeStatus()));
+          });
+        });
+      },
       kStatusMethods);
   http_.route(
       "/metrics",

@@ -128,6 +128,11 @@ ApiMonitor::~ApiMonitor() {
 }
 
 void ApiMonitor::start() {
+  {
+    std::scoped_lock lock(mutex_);
+    running_ = true;
+    probed_at_ = std::chrono::steady_clock::now();
+  }
   thread_ = std::jthread([this](const std::stop_token& stop) { run(stop); });
 }
 
@@ -136,6 +141,15 @@ void ApiMonitor::stop() {
   thread_.request_stop();
   wake_.notify_all();
   thread_.join();
+  std::vector<Fresh> waiting;
+  ApiHealth health;
+  {
+    std::scoped_lock lock(mutex_);
+    running_ = false;
+    waiting.swap(waiting_);
+    health = health_;
+  }
+  for (auto& done : waiting) done(health);
 }
 
 ApiHealth ApiMonitor::health() const {
@@ -143,24 +157,54 @@ ApiHealth ApiMonitor::health() const {
   return health_;
 }
 
+void ApiMonitor::fresh(std::chrono::milliseconds max_age, Fresh done) {
+  ApiHealth now;
+  {
+    std::scoped_lock lock(mutex_);
+    if (running_ && std::chrono::steady_clock::now() - probed_at_ > max_age) {
+      waiting_.push_back(std::move(done));
+      probe_requested_ = true;
+      wake_.notify_all();
+      return;
+    }
+    now = health_;
+  }
+  done(now);
+}
+
 void ApiMonitor::run(const std::stop_token& stop) {
   std::unique_lock lock(mutex_);
   while (!stop.stop_requested()) {
-    wake_.wait_for(lock, stop, options_.interval, [] { return false; });
+    wake_.wait_for(lock, stop, options_.interval, [this] { return probe_requested_; });
     if (stop.stop_requested()) return;
+    probe_requested_ = false;
     lock.unlock();
     auto probe = probeApi(server_.address(), options_.probe_timeout);
     lock.lock();
-    if (stop.stop_requested()) return;
     record(probe);
-    if (not_accepting_in_a_row_ < options_.restart_after) continue;
-    not_accepting_in_a_row_ = 0;
+    std::vector<Fresh> waiting;
+    waiting.swap(waiting_);
+    const ApiHealth health = health_;
     lock.unlock();
-    notice_(LOG_WARNING, probe.detail + ": restarting the gRPC server on " + server_.address());
-    auto restarted = server_.restart();
-    if (!restarted) notice_(LOG_ERR, restarted.error().message + "; trying again");
+    for (auto& done : waiting) done(health);
     lock.lock();
-    if (restarted) ++health_.restarts;
+    restartIfDead(lock, probe);
+  }
+}
+
+// Under mutex_ (released while the server restarts).
+void ApiMonitor::restartIfDead(std::unique_lock<std::mutex>& lock, const ApiProbe& probe) {
+  if (not_accepting_in_a_row_ < options_.restart_after) return;
+  not_accepting_in_a_row_ = 0;
+  lock.unlock();
+  notice_(LOG_WARNING, probe.detail + ": restarting the gRPC server on " + server_.address());
+  auto restarted = server_.restart();
+  if (!restarted) notice_(LOG_ERR, restarted.error().message + "; trying again");
+  lock.lock();
+  if (restarted) {
+    ++health_.restarts;
+    // The next fresh() probes the new server.
+    probed_at_ = {};
   }
 }
 
@@ -174,6 +218,7 @@ void ApiMonitor::record(const ApiProbe& probe) {
   if (!answers) ++health_.probe_failures;
   not_accepting_in_a_row_ =
       probe.verdict == ApiVerdict::kNotAccepting ? not_accepting_in_a_row_ + 1 : 0;
+  probed_at_ = std::chrono::steady_clock::now();
 }
 
 }  // namespace etcdagent::agent

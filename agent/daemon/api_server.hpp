@@ -21,6 +21,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "common/error.hpp"
 
@@ -97,13 +98,20 @@ class ApiMonitor {
   ApiMonitor(const ApiMonitor&) = delete;
   ApiMonitor& operator=(const ApiMonitor&) = delete;
 
+  using Fresh = std::function<void(const ApiHealth&)>;
+
   void start();
-  void stop();  // joins the thread
+  void stop();  // joins the thread; answers the waiting fresh() calls
   [[nodiscard]] ApiHealth health() const;
+  // Calls `done` with a health no older than `max_age`: at once from the cache, or on the
+  // monitor's thread after a probe it starts now (one probe serves every caller waiting for it,
+  // so /healthz requests cannot multiply probes). Without a running monitor: at once.
+  void fresh(std::chrono::milliseconds max_age, Fresh done);
 
  private:
   void run(const std::stop_token& stop);
   void record(const ApiProbe& probe);
+  void restartIfDead(std::unique_lock<std::mutex>& lock, const ApiProbe& probe);
 
   ApiServer& server_;
   Options options_;
@@ -111,6 +119,10 @@ class ApiMonitor {
   mutable std::mutex mutex_;
   std::condition_variable_any wake_;
   ApiHealth health_;
+  std::chrono::steady_clock::time_point probed_at_;  // of health_
+  bool running_ = false;
+  bool probe_requested_ = false;
+  std::vector<Fresh> waiting_;
   int not_accepting_in_a_row_ = 0;
   std::jthread thread_;
 };
