@@ -200,6 +200,30 @@ TEST(AgentEdges, HealthzReportsAnApiThatDoesNotAnswer) {
   EXPECT_EQ(status.exit_code, 0) << status.out << status.err;
 }
 
+// /proc/PID/limits' "Max open files" line: soft and hard.
+std::pair<std::string, std::string> nofile(pid_t pid) {
+  std::istringstream in(readFile("/proc/" + std::to_string(pid) + "/limits"));
+  for (std::string line; std::getline(in, line);) {
+    if (!line.starts_with("Max open files")) continue;
+    std::istringstream fields(line.substr(std::string("Max open files").size()));
+    std::string soft;
+    std::string hard;
+    fields >> soft >> hard;
+    return {soft, hard};
+  }
+  return {};
+}
+
+TEST(AgentEdges, RaisesItsSoftDescriptorLimitToTheHardOne) {
+  TempDir dir;
+  AgentOptions options;
+  options.exec_prefix = {"prlimit", "--nofile=100:300", "--"};
+  AgentHarness agent(dir.path(), options);
+  agent.start();
+  agent.waitFor([](const auto& st) { return st.phase() == v1::MEMBER_PHASE_WAITING; });
+  EXPECT_EQ(nofile(agent.pid()), (std::pair<std::string, std::string>{"300", "300"}));
+}
+
 TEST(AgentEdges, ASecondAgentOnTheSameApiAddressFailsToStartWith78AndNamesIt) {
   TempDir dir;
   AgentHarness first(dir.path() + "", {});
