@@ -15,9 +15,12 @@ namespace {
 
 using tcp = boost::asio::ip::tcp;
 
-bool outOfDescriptors(const boost::system::error_code& ec) {
+// Errors that persist while the listening socket stays readable: out of descriptors (EMFILE,
+// ENFILE) or of kernel memory (ENOBUFS, ENOMEM).
+bool outOfResources(const boost::system::error_code& ec) {
   return ec == boost::asio::error::no_descriptors ||
-         ec == boost::system::errc::too_many_files_open_in_system;
+         ec == boost::system::errc::too_many_files_open_in_system ||
+         ec == boost::asio::error::no_buffer_space || ec == boost::asio::error::no_memory;
 }
 
 std::string joinMethods(const HttpServer::Methods& methods) {
@@ -154,7 +157,7 @@ void HttpServer::accepted(tcp::socket socket) {
 // Out of file descriptors, the listening socket stays readable: accepting again at once would
 // spin. Wait, then try again; other errors (ECONNABORTED, ...) concern one connection only.
 void HttpServer::acceptFailed(const boost::system::error_code& ec) {
-  if (!outOfDescriptors(ec)) {
+  if (!outOfResources(ec)) {
     accept();
     return;
   }

@@ -51,7 +51,7 @@ struct HttpLimits {
   std::chrono::milliseconds write_timeout = std::chrono::seconds(10);
   std::size_t max_header_bytes = 8 * 1024;  // request line and headers; beyond: 431
   std::size_t max_body_bytes = 64 * 1024;   // beyond: 413
-  // The wait before the next accept after EMFILE/ENFILE.
+  // The wait before the next accept after EMFILE/ENFILE (or ENOBUFS/ENOMEM).
   std::chrono::milliseconds accept_backoff = std::chrono::milliseconds(500);
 };
 

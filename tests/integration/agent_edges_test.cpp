@@ -214,6 +214,52 @@ std::pair<std::string, std::string> nofile(pid_t pid) {
   return {};
 }
 
+TEST(AgentEdges, DropsIdleHttpClientsAndRefusesConnectionsBeyondTheBound) {
+  TempDir dir;
+  AgentOptions options;
+  // 64 descriptors: at most 16 HTTP connections at once.
+  options.exec_prefix = {"prlimit", "--nofile=64:64", "--"};
+  AgentHarness agent(dir.path(), options);
+  agent.start();
+  agent.waitFor([](const auto& st) { return st.phase() == v1::MEMBER_PHASE_WAITING; });
+  const int port = std::stoi(agent.httpAddress().substr(agent.httpAddress().rfind(':') + 1));
+
+  // A client that sends nothing is closed by the agent (this read would wait 30 s otherwise).
+  {
+    boost::asio::io_context io;
+    tcp::socket s(io);
+    s.connect({boost::asio::ip::make_address("127.0.0.1"), static_cast<unsigned short>(port)});
+    timeval tv{30, 0};
+    ::setsockopt(s.native_handle(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    char c = 0;
+    errno = 0;
+    EXPECT_EQ(::recv(s.native_handle(), &c, 1, 0), 0) << "errno " << errno;
+  }
+
+  // 16 idle connections fill the bound; the next one is answered 503 and closed. (The 16 are
+  // accepted first: the agent accepts in arrival order.)
+  IdleConnections idle("127.0.0.1", port, 16);
+  ASSERT_EQ(idle.size(), 16U);
+  auto refused = rawHttp(agent.httpAddress(), "GET /healthz HTTP/1.1\r\nHost: a\r\n\r\n");
+  EXPECT_TRUE(refused.starts_with("HTTP/1.1 503 Service Unavailable\r\n")) << refused;
+  EXPECT_NE(refused.find("too many connections"), std::string::npos) << refused;
+  idle.close();
+  ASSERT_TRUE(waitUntil(
+      [&] {
+        return curl({"-o", "/dev/null", "-w", "%{http_code}",
+                     "http://" + agent.httpAddress() + "/metrics"})
+                   .out == "200";
+      },
+      30s));
+  auto metrics = curl({"http://" + agent.httpAddress() + "/metrics"});
+  EXPECT_NE(metrics.out.find("etcd_agent_http_connections_refused_total{member=\"m1\"} 1\n"),
+            std::string::npos)
+      << metrics.out;
+  EXPECT_NE(metrics.out.find("etcd_agent_http_connections_timed_out_total{member=\"m1\"} 1\n"),
+            std::string::npos)
+      << metrics.out;
+}
+
 TEST(AgentEdges, RaisesItsSoftDescriptorLimitToTheHardOne) {
   TempDir dir;
   AgentOptions options;
