@@ -6,7 +6,7 @@
 // on_read) treats any accept4() error other than EINTR/EAGAIN/ECONNABORTED, EMFILE and ENFILE
 // included, as fatal for that listener: it logs "Failed accept4" and never re-arms it. The port
 // stays bound and the kernel keeps completing handshakes, but no connection is ever served again
-// (gRPC 1.55+ retries after a second instead). Owning the listener and handing accepted fds to
+// (newer gRPC releases retry after a second instead). Owning the listener and handing accepted fds to
 // gRPC (AddInsecureChannelFromFd) would work only for plaintext, and the agent API is going to
 // mTLS; so the agent keeps gRPC's own listener and an ApiMonitor probes it through a fresh
 // connection and rebuilds the server on the same address when it stopped accepting.
