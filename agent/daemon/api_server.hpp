@@ -3,11 +3,11 @@
 // The agent API's gRPC server on agent.api_listen, kept accepting.
 //
 // Why a rebuild rather than owning the listener: Debian 12's gRPC 1.51 (iomgr tcp_server_posix,
-// on_read) treats any accept4() error other than EINTR/EAGAIN/ECONNABORTED, EMFILE and ENFILE
-// included, as fatal for that listener: it logs "Failed accept4" and never re-arms it. The port
+// on_read) treats accept4() failing with EMFILE or ENFILE (any error but the transient ones) as
+// fatal for that listener: it logs "Failed accept4" and never re-arms it. The port
 // stays bound and the kernel keeps completing handshakes, but no connection is ever served again
-// (newer gRPC releases retry after a second instead). Owning the listener and handing accepted fds to
-// gRPC (AddInsecureChannelFromFd) would work only for plaintext, and the agent API is going to
+// (newer gRPC releases retry after a second instead). Owning the listener and handing accepted fds
+// to gRPC (AddInsecureChannelFromFd) would work only for plaintext, and the agent API is going to
 // mTLS; so the agent keeps gRPC's own listener and an ApiMonitor probes it through a fresh
 // connection and rebuilds the server on the same address when it stopped accepting.
 
