@@ -55,6 +55,12 @@ Agent::Agent(AgentConfig config)
 Agent::~Agent() = default;
 
 int Agent::run() {
+  // An address in use stops the agent before it takes the member's lock or starts etcd.
+  if (auto available = api_.checkAvailable(); !available) {
+    log_.agent(LOG_ERR, available.error().message);
+    std::cerr << "etcd-agent: " << available.error().message << "\n";
+    return kExitConfig;
+  }
   supervisor_.init([this](Result<void> ready) {
     if (!ready) {
       log_.agent(LOG_ERR, ready.error().message);

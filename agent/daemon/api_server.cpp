@@ -89,6 +89,12 @@ Result<void> ApiServer::build() {
                                       (why.empty() ? "the address is in use or not local" : why));
 }
 
+Result<void> ApiServer::checkAvailable() const {
+  std::string why = bindProblem(address_);
+  if (why.empty()) return {};
+  return fail(Errc::kUnavailable, "cannot listen on " + address_ + " (agent.api_listen): " + why);
+}
+
 Result<void> ApiServer::start() {
   std::scoped_lock lock(mutex_);
   return build();

@@ -54,6 +54,9 @@ class ApiServer {
   // same address fails here instead of sharing its requests) and starts serving. The error names
   // the address and, when a plain bind() can tell, why (in use, not an address of this host).
   Result<void> start();
+  // Before the member is touched: fails (as start() would) when something listens on the address
+  // already. A check, not a reservation: start() still decides.
+  [[nodiscard]] Result<void> checkAvailable() const;
   // Shuts the server down (in-flight calls get until `grace`), then starts a new one on the same
   // address; the old listener's fd may close a moment after Shutdown, so the bind is retried for
   // up to `bind_wait`.

@@ -307,6 +307,40 @@ TEST(AgentEdges, ASecondAgentOnTheSameApiAddressFailsToStartWith78AndNamesIt) {
   }
 }
 
+TEST(AgentEdges, AnAgentWithAPlanWhoseApiAddressIsInUseDoesNotStartEtcd) {
+  TempDir dir;
+  AgentHarness first(dir.path(), {});
+  first.start();
+  first.waitFor([](const auto& st) { return st.phase() == v1::MEMBER_PHASE_WAITING; });
+
+  // Another agent with a member of its own, stopped; then configured onto the first's address.
+  TempDir other;
+  AgentHarness second(other.path(), {.name = "m2"});
+  second.start();
+  second.waitFor([](const auto& st) { return st.phase() == v1::MEMBER_PHASE_WAITING; });
+  ASSERT_TRUE(second.client().applyPlan(second.plan(v1::PLAN_MODE_NEW)));
+  auto running = second.waitFor(
+      [](const auto& st) { return st.phase() == v1::MEMBER_PHASE_RUNNING && st.healthy(); });
+  ASSERT_TRUE(running.healthy()) << running.DebugString();
+  ASSERT_EQ(second.stop().exit_code, 0);
+  std::string config = readFile(second.configPath());
+  const std::string own = "api_listen = \"" + apiAddress(second) + "\"";
+  const auto at = config.find(own);
+  ASSERT_NE(at, std::string::npos) << config;
+  config.replace(at, own.size(), "api_listen = \"" + apiAddress(first) + "\"");
+  std::ofstream(second.configPath()) << config;
+
+  auto refused = run({agentBinary(), "--config", second.configPath()}, {.timeout = 30s});
+  EXPECT_EQ(refused.exit_code, 78) << refused.err;
+  EXPECT_NE(refused.err.find("cannot listen on " + apiAddress(first)), std::string::npos)
+      << refused.err;
+  // Refused before the member was touched: its etcd never started.
+  EXPECT_EQ(refused.err.find("starting the member"), std::string::npos) << refused.err;
+  EXPECT_NE(
+      run({"curl", "-sS", "-m", "2", "http://" + second.clientEndpoint() + "/health"}).exit_code,
+      0);
+}
+
 TEST(AgentEdges, TheHttpEndpointAnswersBadRequestsWith405413431And400) {
   TempDir dir;
   AgentHarness agent(dir.path(), {});

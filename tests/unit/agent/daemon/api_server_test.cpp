@@ -50,6 +50,11 @@ TEST(ApiServer, ASecondServerOnTheSameAddressFailsAndNamesIt) {
       << r.error().message;
   EXPECT_NE(r.error().message.find("in use"), std::string::npos) << r.error().message;
   EXPECT_EQ(probeApi(address, 2s).verdict, ApiVerdict::kAnswers);
+  // The check before the member is touched says the same.
+  auto check = second.checkAvailable();
+  ASSERT_FALSE(check);
+  EXPECT_EQ(check.error().message, r.error().message);
+  EXPECT_TRUE(ApiServer(freeAddress(), service_b).checkAvailable());
 }
 
 TEST(ApiServer, AProbeTellsAServingApiFromAListenerThatNeverAccepts) {
