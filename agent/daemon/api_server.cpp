@@ -167,7 +167,7 @@ void ApiMonitor::fresh(std::chrono::milliseconds max_age, Fresh done) {
   ApiHealth now;
   {
     std::scoped_lock lock(mutex_);
-    if (running_ && std::chrono::steady_clock::now() - probed_at_ > max_age) {
+    if (running_ && std::chrono::steady_clock::now() - probed_at_ >= max_age) {
       waiting_.push_back(std::move(done));
       probe_requested_ = true;
       wake_.notify_all();

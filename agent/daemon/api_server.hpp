@@ -106,7 +106,7 @@ class ApiMonitor {
   void start();
   void stop();  // joins the thread; answers the waiting fresh() calls
   [[nodiscard]] ApiHealth health() const;
-  // Calls `done` with a health no older than `max_age`: at once from the cache, or on the
+  // Calls `done` with a health younger than `max_age`: at once from the cache, or on the
   // monitor's thread after a probe it starts now (one probe serves every caller waiting for it,
   // so /healthz requests cannot multiply probes). Without a running monitor: at once.
   void fresh(std::chrono::milliseconds max_age, Fresh done);

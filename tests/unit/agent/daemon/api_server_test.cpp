@@ -110,5 +110,36 @@ TEST(ApiMonitor, RebuildsAServerThatStoppedAcceptingAndReportsItMeanwhile) {
       << notices.front();
 }
 
+TEST(ApiMonitor, FreshProbesOnceForEveryCallerWaitingAndAnswersFromTheCacheWithinItsAge) {
+  v1::Agent::Service service;
+  const std::string address = freeAddress();  // nothing listens: every probe fails
+  ApiServer server(address, service);
+  ApiMonitor monitor(server, {.interval = 1h, .probe_timeout = 300ms, .restart_after = 1000},
+                     [](int, const std::string&) {});
+  monitor.start();
+  std::mutex mutex;
+  std::vector<ApiHealth> answers;
+  for (int i = 0; i < 5; ++i) {
+    monitor.fresh(0ms, [&](const ApiHealth& h) {
+      std::scoped_lock lock(mutex);
+      answers.push_back(h);
+    });
+  }
+  ASSERT_TRUE(eventually([&] {
+    std::scoped_lock lock(mutex);
+    return answers.size() == 5;
+  }));
+  for (const auto& h : answers) EXPECT_FALSE(h.answers);
+  EXPECT_EQ(monitor.health().probe_failures, 1U) << "one probe serves the callers waiting for it";
+  EXPECT_NE(monitor.health().problem.find(address), std::string::npos);
+
+  // Young enough: answered at once, on the caller's thread, without a probe.
+  std::thread::id answered_on;
+  monitor.fresh(1h, [&](const ApiHealth&) { answered_on = std::this_thread::get_id(); });
+  EXPECT_EQ(answered_on, std::this_thread::get_id());
+  EXPECT_EQ(monitor.health().probe_failures, 1U);
+  monitor.stop();
+}
+
 }  // namespace
 }  // namespace etcdagent::agent
