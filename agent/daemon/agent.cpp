@@ -1,18 +1,35 @@
 #include "agent/daemon/agent.hpp"
 
+#include <sys/resource.h>
 #include <syslog.h>
 
+#include <boost/asio/post.hpp>
 #include <csignal>
 #include <cstring>
 #include <iostream>
 
 #include "agent/bootstrap/auto_plan.hpp"
+#include "agent/daemon/check_config.hpp"
 #include "agent/http/status_endpoints.hpp"
 #include "agent/service/member_status.hpp"
 #include "agent/systemd/unit_control.hpp"
 #include "common/version.hpp"
 
 namespace etcdagent::agent {
+namespace {
+
+// The soft RLIMIT_NOFILE up to the hard limit (standard for daemons; systemd starts services at
+// 1024 soft), then the HTTP limits derived from it. The edges' bounds hold without it.
+HttpLimits edgeLimits() {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur < limit.rlim_max) {
+    limit.rlim_cur = limit.rlim_max;
+    (void)setrlimit(RLIMIT_NOFILE, &limit);
+  }
+  return {};
+}
+
+}  // namespace
 
 Agent::Agent(AgentConfig config)
     : config_(std::move(config)),
@@ -24,7 +41,12 @@ Agent::Agent(AgentConfig config)
       supervisor_(io_, config_, log_, {launcher_, health_, clock_, store_}),
       service_(io_, supervisor_, UnitControl::forThisProcess()),
       discovery_(io_, config_.member.data_root + "/discovery"),
-      http_(io_),
+      http_(io_, edgeLimits()),
+      api_(config_.agent.api_listen, service_),
+      api_monitor_(api_, {},
+                   [this](int priority, const std::string& text) {
+                     boost::asio::post(io_, [this, priority, text] { log_.agent(priority, text); });
+                   }),
       watchdog_(io_),
       signals_(io_) {
   supervisor_.onChange([this] { notifier_.status(statusLine(supervisor_.view())); });
@@ -33,6 +55,12 @@ Agent::Agent(AgentConfig config)
 Agent::~Agent() = default;
 
 int Agent::run() {
+  // An address in use stops the agent before it takes the member's lock or starts etcd.
+  if (auto available = api_.checkAvailable(); !available) {
+    log_.agent(LOG_ERR, available.error().message);
+    std::cerr << "etcd-agent: " << available.error().message << "\n";
+    return kExitConfig;
+  }
   supervisor_.init([this](Result<void> ready) {
     if (!ready) {
       log_.agent(LOG_ERR, ready.error().message);
@@ -44,7 +72,8 @@ int Agent::run() {
     serve();
   });
   io_.run();
-  if (server_) server_->Wait();
+  api_monitor_.stop();
+  api_.wait();
   return exit_code_;
 }
 
@@ -72,27 +101,42 @@ void Agent::serve() {
   waitSignal();
 }
 
+// A second agent on the same address, or an address of another host, needs a human: 78, which
+// the unit's RestartPreventExitStatus keeps systemd from restarting in a loop.
 bool Agent::listenApi() {
-  grpc::ServerBuilder builder;
-  int bound_port = 0;
-  builder.AddListeningPort(config_.agent.api_listen, grpc::InsecureServerCredentials(),
-                           &bound_port);
-  builder.RegisterService(&service_);
-  server_ = builder.BuildAndStart();
-  if (server_ && bound_port != 0) return true;
-  server_.reset();
-  startFailed("cannot listen on " + config_.agent.api_listen +
-              " (agent.api_listen): the address is in use or not local");
-  return false;
+  if (auto started = api_.start(); !started) {
+    startFailed(started.error().message, kExitConfig);
+    return false;
+  }
+  api_monitor_.start();
+  return true;
+}
+
+EdgeStatus Agent::edgeStatus() const {
+  const ApiHealth api = api_monitor_.health();
+  return {api.answers, api.problem, api.probe_failures, api.restarts, http_.stats()};
 }
 
 // The member does not depend on HTTP: a failure is reported, and the agent keeps supervising.
 void Agent::listenHttp() {
   // HTTP handlers run on the event loop, so they may read the supervisor directly.
-  http_.route("/healthz",
-              [this](const HttpRequest&) { return healthz(agentStatus(supervisor_.view())); });
-  http_.route("/metrics",
-              [this](const HttpRequest&) { return metrics(agentStatus(supervisor_.view())); });
+  // /healthz covers the API it fronts: its answer waits for a probe of the API no older than a
+  // second (the probe runs on the monitor's thread; the answer is made on the loop).
+  http_.routeAsync(
+      "/healthz",
+      [this](const HttpRequest&, HttpServer::Respond respond) {
+        api_monitor_.fresh(std::chrono::seconds(1), [this, respond](const ApiHealth&) {
+          boost::asio::post(io_, [this, respond] {
+            respond(healthz(agentStatus(supervisor_.view()), edgeStatus()));
+          });
+        });
+      },
+      kStatusMethods);
+  http_.route(
+      "/metrics",
+      [this](const HttpRequest&) { return metrics(agentStatus(supervisor_.view()), edgeStatus()); },
+      kStatusMethods);
+  http_.onNotice([this](const std::string& text) { log_.agent(LOG_WARNING, text); });
   discovery_.attach(http_);
   if (auto r = http_.listen(config_.agent.http_listen); !r) {
     log_.agent(LOG_ERR,
@@ -161,16 +205,17 @@ void Agent::shutdown(int sig) {
     watchdog_.cancel();
     signals_.cancel();
     http_.close();
-    server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
+    api_monitor_.stop();
+    api_.shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
     io_.stop();
   });
 }
 
-// Nothing serves: etcd (if it runs already) is stopped, and the agent exits with 1.
-void Agent::startFailed(const std::string& message) {
+// Nothing serves: etcd (if it runs already) is stopped, and the agent exits with `exit_code`.
+void Agent::startFailed(const std::string& message, int exit_code) {
   log_.agent(LOG_ERR, message);
   std::cerr << "etcd-agent: " << message << "\n";
-  exit_code_ = 1;
+  exit_code_ = exit_code;
   supervisor_.stop([this] { io_.stop(); });
 }
 

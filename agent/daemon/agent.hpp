@@ -14,8 +14,10 @@
 
 #include "agent/bootstrap/joiner.hpp"
 #include "agent/config/agent_config.hpp"
+#include "agent/daemon/api_server.hpp"
 #include "agent/http/discovery_endpoint.hpp"
 #include "agent/http/http_server.hpp"
+#include "agent/http/status_endpoints.hpp"
 #include "agent/member/loop_clock.hpp"
 #include "agent/member/member_store.hpp"
 #include "agent/service/agent_service.hpp"
@@ -34,8 +36,8 @@ class Agent {
   Agent(const Agent&) = delete;
   Agent& operator=(const Agent&) = delete;
 
-  // Runs until a signal stopped the member. 0, or 1 when the agent could not start (the member
-  // lock, state.json, the API's listen address).
+  // Runs until a signal stopped the member. 0; 1 when the agent could not start (the member
+  // lock, state.json); 78 (EX_CONFIG: a human must act) when the API's address cannot be bound.
   int run();
 
  private:
@@ -47,7 +49,8 @@ class Agent {
   void waitSignal();
   void reload();
   void shutdown(int sig);
-  void startFailed(const std::string& message);
+  void startFailed(const std::string& message, int exit_code);
+  [[nodiscard]] EdgeStatus edgeStatus() const;
 
   AgentConfig config_;
   // First: the loop outlives everything that posts to it.
@@ -64,7 +67,9 @@ class Agent {
   DiscoveryEndpoint discovery_;
   HttpServer http_;
   unsigned short http_port_ = 0;  // set once HTTP listens; read on the loop
-  std::unique_ptr<grpc::Server> server_;
+  // The gRPC API, and the thread that probes it and rebuilds it when it stops accepting.
+  ApiServer api_;
+  ApiMonitor api_monitor_;
   std::unique_ptr<Joiner> joiner_;
   boost::asio::steady_timer watchdog_;
   boost::asio::signal_set signals_;

@@ -1,78 +1,52 @@
 #include "agent/http/http_server.hpp"
 
+#include <sys/resource.h>
+
+#include <algorithm>
 #include <boost/asio/ip/address.hpp>
-#include <boost/beast/core.hpp>
-#include <boost/beast/http.hpp>
+#include <boost/asio/write.hpp>
 #include <optional>
 
+#include "agent/http/http_session.hpp"
 #include "common/encoding.hpp"
 
 namespace etcdagent::agent {
 namespace {
 
-namespace beast = boost::beast;
-namespace http = beast::http;
 using tcp = boost::asio::ip::tcp;
 
-// One connection: read a request, answer it, repeat while keep-alive; bounded by a timeout.
-class Session : public std::enable_shared_from_this<Session> {
- public:
-  Session(tcp::socket socket, const HttpServer& server)
-      : stream_(std::move(socket)), server_(server) {}
+// Errors that persist while the listening socket stays readable: out of descriptors (EMFILE,
+// ENFILE) or of kernel memory (ENOBUFS, ENOMEM).
+bool outOfResources(const boost::system::error_code& ec) {
+  return ec == boost::asio::error::no_descriptors ||
+         ec == boost::system::errc::too_many_files_open_in_system ||
+         ec == boost::asio::error::no_buffer_space || ec == boost::asio::error::no_memory;
+}
 
-  void start() { read(); }
-
- private:
-  void read() {
-    request_ = {};
-    stream_.expires_after(std::chrono::seconds(300));  // long-polling discovery clients wait
-    http::async_read(stream_, buffer_, request_,
-                     [self = shared_from_this()](beast::error_code ec, std::size_t) {
-                       if (ec) return;
-                       self->respond();
-                     });
+std::string joinMethods(const HttpServer::Methods& methods) {
+  std::string out;
+  // GET first, as servers usually list it; the rest in order.
+  if (methods.contains("GET")) out = "GET";
+  for (const auto& m : methods) {
+    if (m == "GET") continue;
+    out += (out.empty() ? "" : ", ") + m;
   }
+  return out;
+}
 
-  void respond() {
-    HttpRequest req;
-    req.method = std::string(request_.method_string());
-    req.target = std::string(request_.target());
-    parseTarget(req.target, req.path, req.query);
-    req.body = request_.body();
-    // A long-poll answers later; the session (and its socket) lives in the callback until then.
-    server_.dispatch(
-        req, [self = shared_from_this()](HttpResponse out) { self->write(std::move(out)); });
-  }
-
-  void write(HttpResponse out) {
-    response_ = {};
-    response_.version(request_.version());
-    response_.result(static_cast<http::status>(out.status));
-    response_.set(http::field::server, "etcd-agent");
-    response_.set(http::field::content_type, out.content_type);
-    for (const auto& [k, v] : out.headers) response_.set(k, v);
-    response_.keep_alive(request_.keep_alive());
-    response_.body() = std::move(out.body);
-    response_.prepare_payload();
-    // The read's deadline may have passed while a long-poll was parked: give the write its own.
-    stream_.expires_after(std::chrono::seconds(30));
-    http::async_write(stream_, response_,
-                      [self = shared_from_this()](beast::error_code ec, std::size_t) {
-                        if (ec || !self->response_.keep_alive()) {
-                          beast::error_code ignored;
-                          self->stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
-                          return;
-                        }
-                        self->read();
-                      });
-  }
-
-  beast::tcp_stream stream_;
-  beast::flat_buffer buffer_;
-  http::request<http::string_body> request_;
-  http::response<http::string_body> response_;
-  const HttpServer& server_;
-};
+// Answers a connection over the bound with a 503 and closes it, without a session: the write is
+// one small non-blocking send into an empty socket buffer.
+void refuse(tcp::socket socket) {
+  static constexpr std::string_view kBusy =
+      "HTTP/1.1 503 Service Unavailable\r\nServer: etcd-agent\r\nContent-Type: text/plain; "
+      "charset=utf-8\r\nRetry-After: 1\r\nConnection: close\r\nContent-Length: 21\r\n\r\n"
+      "too many connections\n";
+  boost::system::error_code ignored;
+  socket.non_blocking(true, ignored);
+  boost::asio::write(socket, boost::asio::buffer(kBusy), ignored);
+  socket.shutdown(tcp::socket::shutdown_both, ignored);
+  socket.close(ignored);
+}
 
 }  // namespace
 
@@ -97,26 +71,56 @@ void parseTarget(const std::string& target, std::string& path,
   }
 }
 
+std::size_t defaultMaxConnections() {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return 256;
+  return std::clamp<std::size_t>(static_cast<std::size_t>(limit.rlim_cur) / 4, 8, 256);
+}
+
+HttpServer::HttpServer(boost::asio::io_context& io, HttpLimits limits)
+    : limits_(limits), acceptor_(io), backoff_(io) {
+  if (limits_.max_connections == 0) limits_.max_connections = defaultMaxConnections();
+}
+
+HttpServer::~HttpServer() = default;
+
+void HttpServer::route(const std::string& prefix, Handler handler, Methods methods) {
+  routes_[prefix] = {[h = std::move(handler)](const HttpRequest& r, Respond done) { done(h(r)); },
+                     std::move(methods)};
+}
+
+void HttpServer::routeAsync(const std::string& prefix, AsyncHandler handler, Methods methods) {
+  routes_[prefix] = {std::move(handler), std::move(methods)};
+}
+
 Result<void> HttpServer::listen(const std::string& address) {
   auto colon = address.rfind(':');
   std::string host = address.substr(0, colon);
   if (host.starts_with('[') && host.ends_with(']')) host = host.substr(1, host.size() - 2);
   boost::system::error_code ec;
   auto ip = boost::asio::ip::make_address(host, ec);
-  if (ec)
+  if (ec || colon == std::string::npos)
     return fail(Errc::kInvalidArgument, "cannot listen on " + address + ": not an IP address");
   tcp::endpoint ep(ip, static_cast<unsigned short>(std::stoi(address.substr(colon + 1))));
   acceptor_.open(ep.protocol(), ec);
+  // SO_REUSEADDR lets a restarted agent bind past TIME_WAIT; without SO_REUSEPORT a second
+  // process cannot bind the same address (EADDRINUSE).
   if (!ec) acceptor_.set_option(boost::asio::socket_base::reuse_address(true), ec);
   if (!ec) acceptor_.bind(ep, ec);
   if (!ec) acceptor_.listen(boost::asio::socket_base::max_listen_connections, ec);
-  if (ec) return fail(Errc::kUnavailable, "cannot listen on " + address + ": " + ec.message());
+  if (ec) {
+    boost::system::error_code ignored;
+    acceptor_.close(ignored);
+    return fail(Errc::kUnavailable, "cannot listen on " + address + ": " + ec.message());
+  }
+  address_ = address;
   accept();
   return {};
 }
 
 void HttpServer::close() {
   boost::system::error_code ignored;
+  backoff_.cancel();
   acceptor_.close(ignored);
 }
 
@@ -127,18 +131,56 @@ unsigned short HttpServer::port() const {
 
 void HttpServer::accept() {
   acceptor_.async_accept([this](boost::system::error_code ec, tcp::socket socket) {
-    if (ec == boost::asio::error::operation_aborted) return;
-    if (!ec) std::make_shared<Session>(std::move(socket), *this)->start();
+    if (ec == boost::asio::error::operation_aborted || !acceptor_.is_open()) return;
+    if (ec) {
+      acceptFailed(ec);
+      return;
+    }
+    accepted(std::move(socket));
     accept();
   });
 }
 
+void HttpServer::accepted(tcp::socket socket) {
+  if (backing_off_) {
+    backing_off_ = false;
+    if (notice_) notice_("HTTP on " + address_ + " accepts connections again");
+  }
+  if (stats_->connections_open >= limits_.max_connections) {
+    ++stats_->connections_refused;
+    refuse(std::move(socket));
+    return;
+  }
+  startHttpSession(std::move(socket), *this, stats_);
+}
+
+// Out of file descriptors, the listening socket stays readable: accepting again at once would
+// spin. Wait, then try again; other errors (ECONNABORTED, ...) concern one connection only.
+void HttpServer::acceptFailed(const boost::system::error_code& ec) {
+  if (!outOfResources(ec)) {
+    accept();
+    return;
+  }
+  ++stats_->accept_backoffs;
+  if (!backing_off_) {
+    backing_off_ = true;
+    if (notice_) {
+      notice_("HTTP on " + address_ + " cannot accept: " + ec.message() + "; retrying every " +
+              std::to_string(limits_.accept_backoff.count()) + " ms until descriptors free up");
+    }
+  }
+  backoff_.expires_after(limits_.accept_backoff);
+  backoff_.async_wait([this](const boost::system::error_code& wait_ec) {
+    if (!wait_ec && acceptor_.is_open()) accept();
+  });
+}
+
 void HttpServer::dispatch(const HttpRequest& request, Respond respond) const {
-  const AsyncHandler* best = nullptr;
+  const Route* best = nullptr;
   std::size_t best_len = 0;
-  for (const auto& [prefix, handler] : routes_) {
+  for (const auto& [prefix, route] : routes_) {
     if (request.path.starts_with(prefix) && prefix.size() >= best_len) {
-      best = &handler;
+      best = &route;
       best_len = prefix.size();
     }
   }
@@ -146,7 +188,16 @@ void HttpServer::dispatch(const HttpRequest& request, Respond respond) const {
     respond({404, "text/plain; charset=utf-8", "not found\n", {}});
     return;
   }
-  (*best)(request, std::move(respond));
+  if (!best->methods.empty() && !best->methods.contains(request.method)) {
+    ++stats_->requests_rejected;
+    const std::string allow = joinMethods(best->methods);
+    respond({405,
+             "text/plain; charset=utf-8",
+             request.method + " is not allowed on " + request.path + " (allowed: " + allow + ")\n",
+             {{"Allow", allow}}});
+    return;
+  }
+  best->handler(request, std::move(respond));
 }
 
 HttpResponse HttpServer::handle(const HttpRequest& request) const {

@@ -31,9 +31,40 @@ std::string label(const std::string& v) {
   return out;
 }
 
+template <class V>
+void sample(std::ostringstream& o, const char* type, const char* name, const char* help,
+            const std::string& labels, V value) {
+  o << "# HELP " << name << ' ' << help << "\n# TYPE " << name << ' ' << type << '\n'
+    << name << '{' << labels << "} " << value << '\n';
+}
+
+void edgeMetrics(std::ostringstream& o, const std::string& m, const EdgeStatus& e) {
+  sample(o, "gauge", "etcd_agent_api_up",
+         "1 when the agent's gRPC API accepted the last self-probe's connection.", m,
+         e.api_answers ? 1 : 0);
+  sample(o, "counter", "etcd_agent_api_probe_failures_total",
+         "Self-probes of the gRPC API that found it not answering.", m, e.api_probe_failures);
+  sample(o, "counter", "etcd_agent_api_restarts_total",
+         "Times the gRPC server was rebuilt because it stopped accepting connections.", m,
+         e.api_restarts);
+  sample(o, "gauge", "etcd_agent_http_connections_open", "HTTP connections open now.", m,
+         e.http.connections_open);
+  sample(o, "counter", "etcd_agent_http_accept_backoffs_total",
+         "HTTP accepts that failed for lack of file descriptors and waited before the next.", m,
+         e.http.accept_backoffs);
+  sample(o, "counter", "etcd_agent_http_connections_refused_total",
+         "HTTP connections answered 503 and closed at the connection bound.", m,
+         e.http.connections_refused);
+  sample(o, "counter", "etcd_agent_http_connections_timed_out_total",
+         "HTTP connections closed because a request did not arrive in time.", m,
+         e.http.connections_timed_out);
+  sample(o, "counter", "etcd_agent_http_requests_rejected_total",
+         "HTTP requests answered 400, 405, 413 or 431.", m, e.http.requests_rejected);
+}
+
 }  // namespace
 
-HttpResponse healthz(const v1::AgentStatus& s) {
+HttpResponse healthz(const v1::AgentStatus& s, const EdgeStatus& edges) {
   bool ok = false;
   switch (s.phase()) {
     case v1::MEMBER_PHASE_WAITING:
@@ -42,13 +73,15 @@ HttpResponse healthz(const v1::AgentStatus& s) {
     case v1::MEMBER_PHASE_LEARNER: ok = s.healthy(); break;
     default: ok = false;
   }
-  return {ok ? 200 : 503,
-          "text/plain; charset=utf-8",
-          (ok ? "ok: " : "unhealthy: ") + s.status_line() + "\n",
-          {}};
+  std::string body = s.status_line() + "\n";
+  if (!edges.api_answers) {
+    ok = false;
+    body += "agent API: " + edges.api_problem + "\n";
+  }
+  return {ok ? 200 : 503, "text/plain; charset=utf-8", (ok ? "ok: " : "unhealthy: ") + body, {}};
 }
 
-HttpResponse metrics(const v1::AgentStatus& s) {
+HttpResponse metrics(const v1::AgentStatus& s, const EdgeStatus& edges) {
   std::ostringstream o;
   const std::string m = "member=\"" + label(s.member_name()) + "\"";
   auto gauge = [&](const char* name, const char* help, const std::string& labels, auto value) {
@@ -80,6 +113,7 @@ HttpResponse metrics(const v1::AgentStatus& s) {
         s.db_size_in_use());
   gauge("etcd_agent_disk_free_bytes", "Free bytes on the file system of the data directory.", m,
         s.disk_free_bytes());
+  edgeMetrics(o, m, edges);
   return {200, "text/plain; version=0.0.4; charset=utf-8", o.str(), {}};
 }
 

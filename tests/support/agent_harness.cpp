@@ -45,7 +45,9 @@ AgentHarness::~AgentHarness() {
 }
 
 void AgentHarness::start() {
-  process_ = Child::start({agentBinary(), "--config", config_path_}, {}, log_path_, true);
+  std::vector<std::string> argv = options_.exec_prefix;
+  argv.insert(argv.end(), {agentBinary(), "--config", config_path_});
+  process_ = Child::start(argv, {}, log_path_, true);
 }
 
 void AgentHarness::kill9() {

@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "agentclient/agent_client.hpp"
 #include "tests/support/process.hpp"
@@ -17,6 +18,9 @@ struct AgentOptions {
   std::string token = "test-cluster";
   std::string extra_config;                   // appended to agent.toml
   std::string etcd_binary = "/usr/bin/etcd";  // [etcd] binary
+  // Run before the agent's argv, e.g. {"prlimit", "--nofile=64:64", "--"} (exec's the agent: the
+  // PID stays the agent's).
+  std::vector<std::string> exec_prefix;
 };
 
 class AgentHarness {
@@ -28,6 +32,7 @@ class AgentHarness {
   void kill9();
   RunResult stop();  // SIGTERM, bounded wait
   [[nodiscard]] bool running() { return process_.running(); }
+  [[nodiscard]] pid_t pid() const { return process_.pid(); }
 
   [[nodiscard]] const AgentClient& client() const { return client_; }
   [[nodiscard]] const std::string& configPath() const { return config_path_; }

@@ -27,6 +27,32 @@ TEST(Healthz, OkWhenWaitingOrHealthyUnavailableOtherwise) {
   EXPECT_EQ(looping.body, "unhealthy: member m1 · leader\n");
 }
 
+TEST(Healthz, IsUnhealthyWhileTheAgentApiDoesNotAnswerAndSaysWhy) {
+  EdgeStatus edges;
+  edges.api_answers = false;
+  edges.api_problem = "the agent API on 127.0.0.1:2378 did not accept a connection within 2000 ms";
+  auto r = healthz(status(v1::MEMBER_PHASE_WAITING, false), edges);
+  EXPECT_EQ(r.status, 503);
+  EXPECT_EQ(r.body, "unhealthy: member m1 · leader\nagent API: " + edges.api_problem + "\n");
+  EXPECT_EQ(healthz(status(v1::MEMBER_PHASE_RUNNING, true), EdgeStatus{}).status, 200);
+}
+
+TEST(Metrics, ExposesTheEdgesCounters) {
+  EdgeStatus edges;
+  edges.api_answers = false;
+  edges.api_restarts = 2;
+  edges.http.accept_backoffs = 7;
+  edges.http.connections_refused = 3;
+  auto r = metrics(status(v1::MEMBER_PHASE_RUNNING, true), edges);
+  EXPECT_NE(r.body.find("etcd_agent_api_up{member=\"m1\"} 0\n"), std::string::npos) << r.body;
+  EXPECT_NE(r.body.find("etcd_agent_api_restarts_total{member=\"m1\"} 2\n"), std::string::npos);
+  EXPECT_NE(r.body.find("# TYPE etcd_agent_http_accept_backoffs_total counter\n"
+                        "etcd_agent_http_accept_backoffs_total{member=\"m1\"} 7\n"),
+            std::string::npos);
+  EXPECT_NE(r.body.find("etcd_agent_http_connections_refused_total{member=\"m1\"} 3\n"),
+            std::string::npos);
+}
+
 TEST(Metrics, ExposesPhaseHealthAndRestartsInPrometheusFormat) {
   auto r = metrics(status(v1::MEMBER_PHASE_RUNNING, true));
   EXPECT_EQ(r.status, 200);
