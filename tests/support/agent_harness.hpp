@@ -27,6 +27,8 @@ class AgentHarness {
   void kill9();
   RunResult stop();  // SIGTERM, bounded wait
   [[nodiscard]] bool running() { return process_.running(); }
+  // The agent's PID while it runs (for SIGSTOP/SIGCONT and prlimit in the fault suite).
+  [[nodiscard]] pid_t pid() const { return process_.pid(); }
 
   [[nodiscard]] const AgentClient& client() const { return client_; }
   [[nodiscard]] const std::string& configPath() const { return config_path_; }
