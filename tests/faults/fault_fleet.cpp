@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -164,6 +165,27 @@ FaultFleet::FaultFleet(int first_host, int agents, std::size_t members)
   for (std::size_t i = 0; i < members; ++i) members_.push_back(i);
 }
 
+FaultFleet::~FaultFleet() {
+  const char* dump = std::getenv("FAULTS_DUMP_LOGS");
+  if (!::testing::Test::HasFailure() && (dump == nullptr || std::string(dump) != "1")) return;
+  for (std::size_t i = 0; i < fleet_.size(); ++i) {
+    std::ifstream log(agent(i).logPath());
+    std::vector<std::string> lines;
+    for (std::string line; std::getline(log, line);) {
+      const bool agent_line = !line.starts_with("etcd[");
+      const bool etcd_trouble = line.find("\"level\":\"warn\"") == std::string::npos &&
+                                (line.find("\"level\":\"error\"") != std::string::npos ||
+                                 line.find("panic") != std::string::npos ||
+                                 line.find("fatal") != std::string::npos);
+      if (agent_line || etcd_trouble) lines.push_back(line.substr(0, 400));
+    }
+    std::fprintf(stderr, "--- %s (%zu lines of interest)\n", agent(i).logPath().c_str(),
+                 lines.size());
+    for (std::size_t k = lines.size() > 40 ? lines.size() - 40 : 0; k < lines.size(); ++k)
+      std::fprintf(stderr, "%s\n", lines[k].c_str());
+  }
+}
+
 bool FaultFleet::bootstrap(const std::function<void()>& before_start) {
   if (before_start) before_start();
   fleet_.startAll();
@@ -284,39 +306,55 @@ std::optional<std::vector<StatusRow>> FaultFleet::status(std::string* raw) {
          << "etcd-fleet status did not show every member running with one leader: " << last;
 }
 
-::testing::AssertionResult FaultFleet::expectAcked(const Writer& writer) {
-  const auto acked = writer.ackedSequence();
-  const std::string prefix = writer.options().prefix + "/";
-  for (auto m : members_) {
-    const std::string endpoint = agent(m).clientEndpoint();
-    auto client = clientFor({endpoint}, 10s);
+// Every key under `prefix` on `endpoint` alone, 500 at a time (a response stays far below gRPC's
+// 4 MiB message limit with the 8 KiB values of the disk-full case). A member that just recovered
+// may still be connecting to its peers: each page is retried for up to 30 s.
+static Result<std::map<std::string, std::string>> readAll(const std::string& endpoint,
+                                                   const std::string& prefix) {
+  auto client = clientFor({endpoint}, 10s);
+  std::string end = prefix;
+  end.back() = static_cast<char>(end.back() + 1);
+  std::map<std::string, std::string> kvs;
+  std::string from = prefix;
+  for (int page = 0; page < 10000; ++page) {
     etcdserverpb::RangeRequest req;
-    req.set_key(prefix);
-    std::string end = prefix;
-    end.back() = static_cast<char>(end.back() + 1);
+    req.set_key(from);
     req.set_range_end(end);
+    req.set_limit(500);
     Result<etcdserverpb::RangeResponse> r = fail(Errc::kUnavailable, "not asked yet");
-    // A member that just recovered may still be connecting to its peers: bounded retries.
     waitUntil(
         [&] {
           r = client->call<&etcdserverpb::KV::Stub::Range>(req, {etcd::Retry::kRepeatable});
           return r.has_value();
         },
         30s);
-    if (!r) return ::testing::AssertionFailure() << endpoint << ": " << r.error().message;
-    std::map<std::string, std::string> kvs;
+    if (!r) return fail(r.error());
     for (const auto& kv : r->kvs()) kvs[kv.key()] = kv.value();
+    if (!r->more() || r->kvs().empty()) return kvs;
+    from = r->kvs(r->kvs_size() - 1).key() + std::string(1, '\0');
+  }
+  return fail(Errc::kInternal, endpoint + ": more than 10000 pages under " + prefix);
+}
+
+::testing::AssertionResult FaultFleet::expectAcked(const Writer& writer) {
+  const auto acked = writer.ackedSequence();
+  for (auto m : members_) {
+    auto kvs = readAll(agent(m).clientEndpoint(), writer.options().prefix + "/");
+    if (!kvs) {
+      return ::testing::AssertionFailure()
+             << agent(m).options().name << ": " << kvs.error().message;
+    }
     for (int seq : acked) {
-      auto it = kvs.find(writer.key(seq));
-      if (it == kvs.end()) {
+      auto it = kvs->find(writer.key(seq));
+      if (it == kvs->end()) {
         return ::testing::AssertionFailure()
                << agent(m).options().name << " lost the acknowledged write " << writer.key(seq)
-               << " (" << acked.size() << " acknowledged, " << kvs.size() << " keys read)";
+               << " (" << acked.size() << " acknowledged, " << kvs->size() << " keys read)";
       }
       if (it->second != writer.value(seq)) {
         return ::testing::AssertionFailure() << agent(m).options().name << ": " << it->first
-                                             << " = " << it->second << ", wrote "
-                                             << writer.value(seq);
+                                             << " = " << it->second.substr(0, 40)
+                                             << "..., wrote " << writer.value(seq).substr(0, 40);
       }
     }
   }
@@ -345,9 +383,12 @@ int openDescriptors(pid_t pid) {
 }
 
 bool setNofile(pid_t pid, rlim_t limit, rlim_t* old_soft, rlim_t* old_hard) {
-  rlimit next{limit, limit};
   rlimit old{};
-  if (::prlimit(pid, RLIMIT_NOFILE, &next, &old) != 0) return false;
+  if (::prlimit(pid, RLIMIT_NOFILE, nullptr, &old) != 0) return false;
+  // The soft limit only: raising a hard limit again needs CAP_SYS_RESOURCE, which a container's
+  // root may not have.
+  rlimit next{limit, old.rlim_max};
+  if (::prlimit(pid, RLIMIT_NOFILE, &next, nullptr) != 0) return false;
   *old_soft = old.rlim_cur;
   *old_hard = old.rlim_max;
   return true;

@@ -36,8 +36,8 @@ class Writer {
  public:
   struct Options {
     std::string prefix = "faults";
-    int max_writes = 20000;
-    std::chrono::milliseconds max_duration = 240s;
+    int max_writes = 100000;
+    std::chrono::milliseconds max_duration = 280s;  // a test's ctest timeout is 300 s
     std::size_t value_size = 16;  // bytes of each value (disk-full fills a disk with them)
     std::chrono::milliseconds pause = 5ms;  // between writes: the 2-core machine runs 3 etcds
   };
@@ -85,6 +85,11 @@ class FaultFleet {
   // `first_host`: the agents are 127.0.0.<first_host>.., a range no other test uses. The first
   // `members` of the `agents` are bootstrapped; the others are spares (member replace).
   explicit FaultFleet(int first_host, int agents = 3, std::size_t members = 3);
+  // When the test failed (or FAULTS_DUMP_LOGS=1), prints what each agent logged itself and
+  // etcd's warnings and errors, before the harness removes the logs.
+  ~FaultFleet();
+  FaultFleet(const FaultFleet&) = delete;
+  FaultFleet& operator=(const FaultFleet&) = delete;
 
   // Starts the agents (after `before_start`, e.g. a mount for one member's data_root), runs
   // `etcd-fleet bootstrap` of the members and waits until it is healthy. False (with a test
@@ -133,7 +138,7 @@ class FaultFleet {
 bool exited(pid_t pid);
 // The number of open descriptors of `pid` (from /proc/<pid>/fd), -1 if unreadable.
 int openDescriptors(pid_t pid);
-// Sets RLIMIT_NOFILE of `pid` (soft and hard); returns the previous limit through `old`.
+// Lowers the soft RLIMIT_NOFILE of `pid` to `limit`; returns the previous limits.
 bool setNofile(pid_t pid, rlim_t limit, rlim_t* old_soft, rlim_t* old_hard);
 bool restoreNofile(pid_t pid, rlim_t soft, rlim_t hard);
 
