@@ -7,8 +7,8 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -78,7 +78,8 @@ std::vector<std::map<std::string, std::string>> statusObjects(const std::string&
 
 std::string describe(const StatusRow& r) {
   return r.name + " state=" + r.state + " role=" + r.role +
-         " reachable=" + (r.reachable ? "true" : "false") + " restarts=" + std::to_string(r.restarts);
+         " reachable=" + (r.reachable ? "true" : "false") +
+         " restarts=" + std::to_string(r.restarts);
 }
 
 }  // namespace
@@ -98,7 +99,9 @@ Writer::Writer(std::vector<std::string> endpoints, Options options) : options_(s
   thread_ = std::thread([this, endpoints = std::move(endpoints)] { run(endpoints); });
 }
 
-Writer::~Writer() { stop(); }
+Writer::~Writer() {
+  stop();
+}
 
 void Writer::stop() {
   stop_ = true;
@@ -173,10 +176,10 @@ FaultFleet::~FaultFleet() {
     std::vector<std::string> lines;
     for (std::string line; std::getline(log, line);) {
       const bool agent_line = !line.starts_with("etcd[");
-      const bool etcd_trouble = line.find("\"level\":\"warn\"") == std::string::npos &&
-                                (line.find("\"level\":\"error\"") != std::string::npos ||
-                                 line.find("panic") != std::string::npos ||
-                                 line.find("fatal") != std::string::npos);
+      const bool etcd_trouble =
+          line.find("\"level\":\"warn\"") == std::string::npos &&
+          (line.find("\"level\":\"error\"") != std::string::npos ||
+           line.find("panic") != std::string::npos || line.find("fatal") != std::string::npos);
       if (agent_line || etcd_trouble) lines.push_back(line.substr(0, 400));
     }
     std::fprintf(stderr, "--- %s (%zu lines of interest)\n", agent(i).logPath().c_str(),
@@ -283,9 +286,9 @@ std::optional<std::vector<StatusRow>> FaultFleet::status(std::string* raw) {
         },
         std::max(left(), std::chrono::milliseconds(1)));
     if (s.phase() != v1::MEMBER_PHASE_RUNNING || !s.healthy()) {
-      return ::testing::AssertionFailure() << agent(i).options().name << " not healthy within "
-                                           << timeout.count() << " ms: " << s.ShortDebugString()
-                                           << " (log: " << agent(i).logPath() << ")";
+      return ::testing::AssertionFailure()
+             << agent(i).options().name << " not healthy within " << timeout.count()
+             << " ms: " << s.ShortDebugString() << " (log: " << agent(i).logPath() << ")";
     }
   }
   std::string last;
@@ -310,7 +313,7 @@ std::optional<std::vector<StatusRow>> FaultFleet::status(std::string* raw) {
 // 4 MiB message limit with the 8 KiB values of the disk-full case). A member that just recovered
 // may still be connecting to its peers: each page is retried for up to 30 s.
 static Result<std::map<std::string, std::string>> readAll(const std::string& endpoint,
-                                                   const std::string& prefix) {
+                                                          const std::string& prefix) {
   auto client = clientFor({endpoint}, 10s);
   std::string end = prefix;
   end.back() = static_cast<char>(end.back() + 1);
@@ -352,9 +355,9 @@ static Result<std::map<std::string, std::string>> readAll(const std::string& end
                << " (" << acked.size() << " acknowledged, " << kvs->size() << " keys read)";
       }
       if (it->second != writer.value(seq)) {
-        return ::testing::AssertionFailure() << agent(m).options().name << ": " << it->first
-                                             << " = " << it->second.substr(0, 40)
-                                             << "..., wrote " << writer.value(seq).substr(0, 40);
+        return ::testing::AssertionFailure()
+               << agent(m).options().name << ": " << it->first << " = " << it->second.substr(0, 40)
+               << "..., wrote " << writer.value(seq).substr(0, 40);
       }
     }
   }
@@ -446,7 +449,7 @@ void SmallFilesystem::removeFiller() {
 }
 
 std::uint64_t SmallFilesystem::freeBytes() const {
-  struct statvfs st{};
+  struct statvfs st {};
   if (::statvfs(dir_.c_str(), &st) != 0) return 0;
   return static_cast<std::uint64_t>(st.f_bavail) * st.f_frsize;
 }

@@ -113,7 +113,7 @@ TEST(Faults, AnEtcdOutOfDescriptorsServesNewClientsAgainOnceDescriptorsAreFreed)
   ASSERT_GT(open, 0);
   rlim_t soft = 0;
   rlim_t hard = 0;
-  const auto limit = static_cast<rlim_t>(open + 4);
+  const auto limit = static_cast<rlim_t>(open) + 4;
   ASSERT_TRUE(setNofile(etcd, limit, &soft, &hard));
   struct Restore {
     pid_t pid;
@@ -123,8 +123,7 @@ TEST(Faults, AnEtcdOutOfDescriptorsServesNewClientsAgainOnceDescriptorsAreFreed)
 
   Connections flood(f.agent(m).options().host, f.agent(m).clientPort(), 64);
   ASSERT_GT(flood.size(), 4U);
-  ASSERT_TRUE(waitUntil(
-      [&] { return openDescriptors(etcd) >= static_cast<int>(limit) - 1; }, 30s))
+  ASSERT_TRUE(waitUntil([&] { return openDescriptors(etcd) >= static_cast<int>(limit) - 1; }, 30s))
       << "etcd holds " << openDescriptors(etcd) << " of " << limit << " descriptors";
   const std::vector<std::string> alone{f.agent(m).clientEndpoint()};
   EXPECT_FALSE(canRead(alone, 2s)) << "a new client of the exhausted member was served";
@@ -164,7 +163,7 @@ TEST(Faults, DISABLED_AnAgentOutOfDescriptorsRestartsItsEtcdOnceDescriptorsAreFr
   ASSERT_GT(open, 0);
   rlim_t soft = 0;
   rlim_t hard = 0;
-  const auto limit = static_cast<rlim_t>(open + 8);
+  const auto limit = static_cast<rlim_t>(open) + 8;
   ASSERT_TRUE(setNofile(agent, limit, &soft, &hard));
   struct Restore {
     pid_t pid;
@@ -176,8 +175,7 @@ TEST(Faults, DISABLED_AnAgentOutOfDescriptorsRestartsItsEtcdOnceDescriptorsAreFr
   auto [host, port] = hostPort(f.agent(m).client().address());
   Connections flood(host, port, 64);
   ASSERT_GT(flood.size(), 8U);
-  EXPECT_TRUE(waitUntil(
-      [&] { return openDescriptors(agent) >= static_cast<int>(limit) - 1; }, 30s))
+  EXPECT_TRUE(waitUntil([&] { return openDescriptors(agent) >= static_cast<int>(limit) - 1; }, 30s))
       << "the agent holds " << openDescriptors(agent) << " of " << limit << " descriptors";
 
   // Its etcd dies now: the agent needs descriptors to start another one.

@@ -8,6 +8,8 @@
 // A discovery token is random: "@T" in the bytes stands for the token of this input's
 // coordinator, so inputs can reach it ("PUT /@T/1?prevExist=false HTTP/1.1").
 
+#include <unistd.h>
+
 #include <boost/asio/io_context.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
@@ -18,7 +20,6 @@
 #include <filesystem>
 #include <sstream>
 #include <string>
-#include <unistd.h>
 
 #include "agent/http/discovery_endpoint.hpp"
 #include "agent/http/http_server.hpp"
@@ -122,13 +123,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   auto token = discovery.newToken(3, "http://127.0.0.1:2377");
   if (!token) std::abort();  // the temp dir is writable: creating a token cannot fail
 
-  const std::string bytes = replaceAll(
-      std::string(reinterpret_cast<const char*>(data), size), "@T", token->token());
+  const std::string bytes =
+      replaceAll(std::string(reinterpret_cast<const char*>(data), size), "@T", token->token());
   std::string_view in(bytes);
   http::request<http::string_body> request;
   for (std::size_t n = 0; n < kMaxRequests && readRequest(in, request); ++n) {
-    server.dispatch(toRequest(request),
-                    [&request](HttpResponse out) { serialize(out, request); });
+    server.dispatch(toRequest(request), [&request](HttpResponse out) { serialize(out, request); });
     io.restart();  // a poll that ran out of work stopped the loop
     io.poll();     // parked long-polls expire (timeout 0) and answer
     if (!request.keep_alive()) break;
