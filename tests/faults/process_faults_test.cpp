@@ -24,7 +24,7 @@ bool runningAgain(const StatusRow& r, unsigned restarts) {
 }
 
 TEST(Faults, AKilledFollowerEtcdIsRestartedByItsAgentAndLosesNoAcknowledgedWrite) {
-  FaultFleet f(51);
+  FaultFleet f(101);
   ASSERT_TRUE(f.bootstrap());
   Writer w(f.endpoints(), {.prefix = "faults/follower-etcd"});
   ASSERT_TRUE(w.waitForMoreAcks(kAcks, 30s)) << w.lastError();
@@ -50,7 +50,7 @@ TEST(Faults, AKilledFollowerEtcdIsRestartedByItsAgentAndLosesNoAcknowledgedWrite
 }
 
 TEST(Faults, AKilledLeaderEtcdIsReplacedByANewLeaderAndLosesNoAcknowledgedWrite) {
-  FaultFleet f(54);
+  FaultFleet f(104);
   ASSERT_TRUE(f.bootstrap());
   Writer w(f.endpoints(), {.prefix = "faults/leader-etcd"});
   ASSERT_TRUE(w.waitForMoreAcks(kAcks, 30s)) << w.lastError();
@@ -86,7 +86,7 @@ TEST(Faults, AKilledLeaderEtcdIsReplacedByANewLeaderAndLosesNoAcknowledgedWrite)
 }
 
 TEST(Faults, AKilledAgentIsShownUnreachableUntilItIsStartedAgainAndTakesItsMemberBack) {
-  FaultFleet f(57);
+  FaultFleet f(107);
   ASSERT_TRUE(f.bootstrap());
   Writer w(f.endpoints(), {.prefix = "faults/agent-kill"});
   ASSERT_TRUE(w.waitForMoreAcks(kAcks, 30s)) << w.lastError();
@@ -110,7 +110,7 @@ TEST(Faults, AKilledAgentIsShownUnreachableUntilItIsStartedAgainAndTakesItsMembe
 }
 
 TEST(Faults, AStoppedEtcdIsShownUnhealthyAndRecoversOnSigcont) {
-  FaultFleet f(60);
+  FaultFleet f(110);
   ASSERT_TRUE(f.bootstrap());
   Writer w(f.endpoints(), {.prefix = "faults/etcd-stop"});
   ASSERT_TRUE(w.waitForMoreAcks(kAcks, 30s)) << w.lastError();
@@ -135,7 +135,7 @@ TEST(Faults, AStoppedEtcdIsShownUnhealthyAndRecoversOnSigcont) {
 }
 
 TEST(Faults, AStoppedAgentIsShownUnreachableAndRestartsTheEtcdThatDiedMeanwhileOnSigcont) {
-  FaultFleet f(63);
+  FaultFleet f(113);
   ASSERT_TRUE(f.bootstrap());
   Writer w(f.endpoints(), {.prefix = "faults/agent-stop"});
   ASSERT_TRUE(w.waitForMoreAcks(kAcks, 30s)) << w.lastError();

@@ -49,7 +49,7 @@ bool hasLearner(const std::vector<StatusRow>& rows) {
 }
 
 TEST(Faults, AMemberReplaceKilledAfterEachJournalStepFinishesWhenRunAgain) {
-  FaultFleet f(75, 4, 3);
+  FaultFleet f(125, 4, 3);
   ASSERT_TRUE(f.bootstrap());
   Writer w(f.endpoints(), {.prefix = "faults/replace"});
   ASSERT_TRUE(w.waitForMoreAcks(kAcks, 30s)) << w.lastError();

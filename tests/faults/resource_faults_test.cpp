@@ -24,7 +24,7 @@ constexpr std::size_t kAcks = 20;
 constexpr std::size_t kSmallFilesystem = 160u << 20;
 
 TEST(Faults, AFullDiskStopsOneMemberOnlyAndItCatchesUpOnceSpaceIsFreed) {
-  FaultFleet f(66);
+  FaultFleet f(116);
   const std::size_t m = 2;
   SmallFilesystem disk(f.agent(m).dataRoot(), kSmallFilesystem);
   if (!disk.mounted()) GTEST_SKIP() << "cannot mount a small filesystem: " << disk.error();
@@ -101,7 +101,7 @@ std::pair<std::string, int> hostPort(const std::string& address) {
 // One member's etcd at its descriptor limit, held there by many client connections: new clients
 // of that member wait, the cluster goes on, and once the connections are gone it serves again.
 TEST(Faults, AnEtcdOutOfDescriptorsServesNewClientsAgainOnceDescriptorsAreFreed) {
-  FaultFleet f(72);
+  FaultFleet f(122);
   ASSERT_TRUE(f.bootstrap());
   Writer w(f.endpoints(), {.prefix = "faults/etcd-descriptors"});
   ASSERT_TRUE(w.waitForMoreAcks(kAcks, 30s)) << w.lastError();
@@ -148,7 +148,7 @@ TEST(Faults, AnEtcdOutOfDescriptorsServesNewClientsAgainOnceDescriptorsAreFreed)
 // log says so). Enable it once the agent recovers from this (e.g. by rebuilding its gRPC server
 // when a self-probe of its API fails, or a gRPC that retries accept); see docs/testing.md.
 TEST(Faults, DISABLED_AnAgentOutOfDescriptorsRestartsItsEtcdOnceDescriptorsAreFreed) {
-  FaultFleet f(69);
+  FaultFleet f(119);
   ASSERT_TRUE(f.bootstrap());
   Writer w(f.endpoints(), {.prefix = "faults/descriptors"});
   ASSERT_TRUE(w.waitForMoreAcks(kAcks, 30s)) << w.lastError();
