@@ -1,5 +1,6 @@
 // Process faults on a real 3-member fleet while a writer runs: kill -9 of a follower's etcd, of
-// the leader's etcd and of an agent; SIGSTOP/SIGCONT of an etcd and of an agent. After each, every
+// the leader's etcd and of an agent; SIGSTOP/SIGCONT of a follower's etcd, of the leader's etcd
+// and of an agent. After each, every
 // acknowledged write is on every member, the cluster is healthy again within a bound, and
 // `etcd-fleet status` showed the member as it was at each point.
 
@@ -131,6 +132,43 @@ TEST(Faults, AStoppedEtcdIsShownUnhealthyAndRecoversOnSigcont) {
   ASSERT_EQ(::kill(pid, SIGCONT), 0);
   ASSERT_TRUE(f.waitHealthy());
   EXPECT_EQ(f.etcdPid(m), pid) << "a stopped etcd continues; it is not restarted";
+  EXPECT_TRUE(w.waitForMoreAcks(kAcks, 30s)) << w.lastError();
+  w.stop();
+  EXPECT_TRUE(f.expectAcked(w));
+}
+
+// A leader that stops answering without dying (SIGSTOP) is deposed; continued, it finds a newer
+// term and follows. No write it took before is lost, and it takes none that is lost after.
+TEST(Faults, AStoppedLeaderEtcdIsDeposedAndFollowsAfterSigcont) {
+  FaultFleet f(131);
+  ASSERT_TRUE(f.bootstrap());
+  Writer w(f.endpoints(), {.prefix = "faults/leader-stop"});
+  ASSERT_TRUE(w.waitForMoreAcks(kAcks, 30s)) << w.lastError();
+
+  const auto leader = f.leader();
+  ASSERT_TRUE(leader);
+  const std::size_t survivor = *leader == 0 ? 1 : 0;
+  const auto term0 = f.agent(survivor).client().status();
+  ASSERT_TRUE(term0);
+  const pid_t pid = f.etcdPid(*leader);
+  ASSERT_GT(pid, 0);
+  ContinueOnExit resume{pid};
+  ASSERT_EQ(::kill(pid, SIGSTOP), 0);
+  EXPECT_TRUE(waitUntil(
+      [&] {
+        auto s = f.agent(survivor).client().status();
+        return s && s->raft_term() > term0->raft_term();
+      },
+      30s))
+      << "no election while the leader's etcd was stopped";
+  EXPECT_TRUE(w.waitForMoreAcks(kAcks, 30s)) << "two of three members serve: " << w.lastError();
+  EXPECT_TRUE(f.waitForStatusOf(
+      *leader, [](const StatusRow& r) { return r.reachable && r.state != "running"; },
+      "not running (its agent reachable)"));
+
+  ASSERT_EQ(::kill(pid, SIGCONT), 0);
+  ASSERT_TRUE(f.waitHealthy());
+  EXPECT_EQ(f.etcdPid(*leader), pid);
   EXPECT_TRUE(w.waitForMoreAcks(kAcks, 30s)) << w.lastError();
   w.stop();
   EXPECT_TRUE(f.expectAcked(w));
