@@ -32,6 +32,7 @@ class AgentHarness {
   void kill9();
   RunResult stop();  // SIGTERM, bounded wait
   [[nodiscard]] bool running() { return process_.running(); }
+  // The agent's PID while it runs (SIGSTOP/SIGCONT and prlimit in the fault suite).
   [[nodiscard]] pid_t pid() const { return process_.pid(); }
 
   [[nodiscard]] const AgentClient& client() const { return client_; }
