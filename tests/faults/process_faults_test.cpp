@@ -123,10 +123,10 @@ TEST(Faults, AStoppedEtcdIsShownUnhealthyAndRecoversOnSigcont) {
   ASSERT_GT(pid, 0);
   ContinueOnExit resume{pid};
   ASSERT_EQ(::kill(pid, SIGSTOP), 0);
-  // The agent's next probe (every 5 s while running) times out: the member is not running.
+  // The agent's probes (every 5 s while running) time out: three in a row make it unresponsive.
   EXPECT_TRUE(f.waitForStatusOf(
-      m, [](const StatusRow& r) { return r.reachable && r.state != "running"; },
-      "not running (its agent reachable)"));
+      m, [](const StatusRow& r) { return r.reachable && r.state == "unresponsive"; },
+      "unresponsive (its agent reachable)"));
   EXPECT_TRUE(w.waitForMoreAcks(kAcks, 30s)) << "two of three members serve: " << w.lastError();
 
   ASSERT_EQ(::kill(pid, SIGCONT), 0);
@@ -163,8 +163,8 @@ TEST(Faults, AStoppedLeaderEtcdIsDeposedAndFollowsAfterSigcont) {
       << "no election while the leader's etcd was stopped";
   EXPECT_TRUE(w.waitForMoreAcks(kAcks, 30s)) << "two of three members serve: " << w.lastError();
   EXPECT_TRUE(f.waitForStatusOf(
-      *leader, [](const StatusRow& r) { return r.reachable && r.state != "running"; },
-      "not running (its agent reachable)"));
+      *leader, [](const StatusRow& r) { return r.reachable && r.state == "unresponsive"; },
+      "unresponsive (its agent reachable)"));
 
   ASSERT_EQ(::kill(pid, SIGCONT), 0);
   ASSERT_TRUE(f.waitHealthy());
