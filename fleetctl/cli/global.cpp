@@ -72,6 +72,13 @@ Result<std::vector<std::string>> applyEnvironment(
   return warnings;
 }
 
+Error inventoryError(const Error& error) {
+  return {Errc::kFailedPrecondition,
+          error.message +
+              "; repair or remove that file, or pass --endpoints (etcd commands) or "
+              "--fleet FILE"};
+}
+
 Result<GlobalOptions> globalOptions(const FlagSet& f,
                                     const std::function<Result<std::string>()>& prompt,
                                     const std::function<const char*(const char*)>& getenv) {
@@ -89,7 +96,7 @@ Result<GlobalOptions> globalOptions(const FlagSet& f,
   if (!g.endpoints_set) {
     // No --endpoints: the members of the bootstrapped fleet, so later commands need no flags.
     auto inventory = loadInventory(g.fleet_path);
-    if (!inventory) return fail(inventory.error());
+    if (!inventory) return fail(inventoryError(inventory.error()));
     if (*inventory && !(*inventory)->clientEndpoints().empty()) {
       c.endpoints = (*inventory)->clientEndpoints();
     }
