@@ -64,6 +64,24 @@ TEST(Errors, BadDurationFlagIsRejectedBeforeDialing) {
   EXPECT_NE(r.err.find("--dial-timeout"), std::string::npos) << r.err;
 }
 
+// etcdctl 3.4 takes --command-timeout -5s and fails every request with "context deadline
+// exceeded"; etcd-fleet reported a dial timeout. Refused before dialing, naming the flag, with
+// etcdctl's exit code.
+TEST(Errors, NegativeOrZeroTimeoutIsRefusedNamingTheFlag) {
+  const std::string nowhere = "127.0.0.1:" + std::to_string(freePort());
+  for (const std::string bad : {"-5s", "0s"}) {
+    auto ours = fleet(nowhere, {"get", "foo", "--command-timeout", bad});
+    auto theirs = etcdctl(nowhere, {"get", "foo", "--command-timeout", bad});
+    EXPECT_EQ(ours.exit_code, theirs.exit_code) << bad << ": " << ours.err;
+    EXPECT_NE(ours.err.find("invalid argument \"" + bad +
+                            "\" for \"--command-timeout\" flag: "
+                            "a timeout must be more than 0"),
+              std::string::npos)
+        << ours.err;
+    EXPECT_EQ(ours.err.find("dial"), std::string::npos) << ours.err;
+  }
+}
+
 TEST(Errors, UnknownCommandSaysSo) {
   auto r = fleet("127.0.0.1:1", {"frobnicate"});
   EXPECT_EQ(r.exit_code, 1);
