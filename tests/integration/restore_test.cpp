@@ -139,6 +139,21 @@ struct Source {
   std::string snapshot;
 };
 
+// Without --endpoints, `snapshot save` streams from one healthy member of the fleet inventory and
+// says which (it refused: "snapshot must be requested to one selected node, not multiple").
+TEST(Restore, SnapshotSaveWithoutEndpointsPicksAHealthyMemberOfTheInventory) {
+  Source source(3, 91);
+  source.fleet.agent(0).stop();  // m1 (the inventory's first endpoint) and its etcd are down
+  const std::string path = source.fleet.dir() + "/picked.db";
+  auto save = source.fleet.fleet({"snapshot", "save", path});
+  ASSERT_EQ(save.exit_code, 0) << save.err;
+  EXPECT_EQ(save.out, "Snapshot saved at " + path + "\n");
+  EXPECT_NE(save.err.find("snapshot save: from member m"), std::string::npos) << save.err;
+  EXPECT_EQ(save.err.find("member m1"), std::string::npos) << "m1 is down: " << save.err;
+  auto status = source.fleet.fleet({"snapshot", "status", path, "-w", "json"});
+  EXPECT_EQ(status.exit_code, 0) << status.err;
+}
+
 TEST(Restore, ThreeMembersFromASnapshotOfAnotherCluster) {
   Source source(3, 51);
   // The operator stops the old cluster first.
