@@ -151,9 +151,14 @@ CommandResult runSnapshotSave(Context& ctx) {
   if (!writer) return saveFailed(writer.error().message);
 
   FLEET_TRY_CLIENT(all, ctx);
-  auto one = all.forEndpoint(*endpoint);
-  if (!one) return saveFailed(one.error().message);
-  etcd::Client& client = **one;
+  // The member picked from the inventory gets a client of its own; --endpoints named it already.
+  std::unique_ptr<etcd::Client> picked;
+  if (ctx.global().client.endpoints.size() != 1) {
+    auto one = all.forEndpoint(*endpoint);
+    if (!one) return saveFailed(one.error().message);
+    picked = std::move(*one);
+  }
+  etcd::Client& client = picked ? *picked : all;
   auto conn = client.connect();
   if (!conn) return saveFailed(conn.error().message);
   stream_ctx.emplace();
