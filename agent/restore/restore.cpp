@@ -183,4 +183,32 @@ Result<v1::UploadSnapshotResponse> SnapshotReceiver::commit() {
   return out;
 }
 
+namespace {
+
+// A line of a goroutine dump: "goroutine 1 [running]:", "main.main()", "\t/src/x.go:12 +0x1d",
+// "created by ...", "exit status 2".
+bool stackLine(std::string_view line) {
+  if (line.empty() || line.front() == '\t' || line.front() == ' ') return true;
+  if (line.starts_with("goroutine ") || line.starts_with("created by ") ||
+      line.starts_with("exit status ") || line.starts_with("[signal ")) {
+    return true;
+  }
+  // "pkg.Func(0xc000010000, ...)" or "main.main()": a frame's function line.
+  return line.back() == ')' && line.find('(') != std::string_view::npos &&
+         line.find(' ') > line.find('(');
+}
+
+}  // namespace
+
+std::string restoreFailureLine(const std::string& panic_line, const std::deque<std::string>& tail) {
+  if (!panic_line.empty()) return panic_line;
+  for (auto it = tail.rbegin(); it != tail.rend(); ++it) {
+    if (it->starts_with("Error: ")) return *it;
+  }
+  for (auto it = tail.rbegin(); it != tail.rend(); ++it) {
+    if (!stackLine(*it)) return *it;
+  }
+  return "";
+}
+
 }  // namespace etcdagent::agent

@@ -9,6 +9,7 @@
 // The pure parts (paths, room, the command line) are unit-tested from strings.
 
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -46,6 +47,12 @@ Result<void> checkRoom(std::uint64_t snapshot_size, std::uint64_t available,
 // `etcdctl snapshot restore` for the plan in `state` into `target_dir`.
 std::vector<std::string> restoreCommandLine(const AgentConfig& config, const v1::MemberState& state,
                                             const std::string& target_dir);
+
+// The line of etcdctl's output that says why `etcdctl snapshot restore` failed: a Go panic's
+// message (`panic_line`, e.g. "panic: invalid page type: 0: 4"), else its last "Error: ..." line,
+// else the last line that is not part of a goroutine dump ("goroutine 1 [running]:",
+// "\t/path/file.go:12 +0x1d", "main.main()"); "" when there is none.
+std::string restoreFailureLine(const std::string& panic_line, const std::deque<std::string>& tail);
 
 // Receives one upload into a DurableFile (common/durable_file.hpp): <token>.db.part (0600,
 // truncated), then on commit(): size, sha256 of the whole file, etcd's sha256 trailer, then the

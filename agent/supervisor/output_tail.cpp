@@ -5,6 +5,8 @@
 namespace etcdagent::agent {
 
 void OutputTail::add(const std::string& line) {
+  if (panic_.empty() && (line.starts_with("panic: ") || line.starts_with("fatal error: ")))
+    panic_ = line;
   if (head_.size() < kHeadLines) head_.push_back(line);
   ++lines_;
   tail_.push_back(line);
@@ -15,6 +17,7 @@ void OutputTail::clear() {
   head_.clear();
   tail_.clear();
   lines_ = 0;
+  panic_.clear();
 }
 
 std::vector<std::string> OutputTail::excerpt() const {

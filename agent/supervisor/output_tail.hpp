@@ -23,11 +23,15 @@ class OutputTail {
   [[nodiscard]] const std::deque<std::string>& tail() const { return tail_; }
   // The head, "..." when lines were left out, then the tail: no line twice.
   [[nodiscard]] std::vector<std::string> excerpt() const;
+  // The first line that starts a Go panic ("panic: ...", "fatal error: ..."), "" when none: its
+  // goroutine dump that follows can push it out of the tail.
+  [[nodiscard]] const std::string& panicLine() const { return panic_; }
 
  private:
   std::vector<std::string> head_;
   std::deque<std::string> tail_;
   std::size_t lines_ = 0;
+  std::string panic_;
 };
 
 }  // namespace etcdagent::agent

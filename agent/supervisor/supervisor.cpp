@@ -449,9 +449,7 @@ void Supervisor::reportRemoved() {
 }
 
 void Supervisor::reportRestoreFailure() {
-  std::string last;
-  const auto& tail = output_.tail();
-  for (auto it = tail.rbegin(); it != tail.rend() && last.empty(); ++it) last = *it;
+  const std::string last = restoreFailureLine(output_.panicLine(), output_.tail());
   last_error_ = "etcdctl snapshot restore of " + plan_->plan().restore_snapshot() + " " +
                 last_exit_.describe() + (last.empty() ? "" : ": " + last) +
                 "; the member was not started (its data dir stays empty). Fix the cause and "

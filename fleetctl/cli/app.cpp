@@ -175,7 +175,9 @@ int runCli(const std::vector<std::string>& argv, std::ostream& out, std::ostream
       globalOptions(global, promptPassword, [](const char* name) { return std::getenv(name); });
   if (!options) {
     err << "Error: " << options.error().message << "\n";
-    return exitcode::kBadArgs;
+    // Bad flags are etcdctl's 128; a damaged fleet inventory is a plain failure.
+    return options.error().code == Errc::kFailedPrecondition ? exitcode::kError
+                                                             : exitcode::kBadArgs;
   }
 
   Context ctx(std::move(*options), local, std::move(*positional), out, err, in);

@@ -66,6 +66,12 @@ FlagSet& FlagSet::floating(std::string name, char s, double def, std::string usa
 FlagSet& FlagSet::duration(std::string name, char s, std::string def, std::string usage) {
   return add({std::move(name), s, FlagType::kDuration, std::move(def), std::move(usage)});
 }
+
+FlagSet& FlagSet::positiveDuration(std::string name, char s, std::string def, std::string usage) {
+  Flag f{std::move(name), s, FlagType::kDuration, std::move(def), std::move(usage)};
+  f.positive = true;
+  return add(std::move(f));
+}
 FlagSet& FlagSet::stringSlice(std::string name, char s, std::vector<std::string> def,
                               std::string usage) {
   Flag f{std::move(name), s, FlagType::kStringSlice, joinSlice(def), std::move(usage)};
@@ -130,6 +136,8 @@ Result<void> FlagSet::set(std::string_view name, std::string_view value) {
     case FlagType::kDuration: {
       auto d = parseDuration(value);
       if (!d) return invalid(d.error());
+      if (f->positive && d->count() <= 0)
+        return invalid(Error{Errc::kInvalidArgument, "a timeout must be more than 0 (e.g. 5s)"});
       f->value = std::string(value);
       break;
     }

@@ -25,6 +25,7 @@ struct Flag {
   std::string default_value;  // textual, as shown in usage
   std::string usage;
   bool hidden = false;
+  bool positive = false;  // kDuration: 0 and negative durations are refused
 
   // state
   bool changed = false;
@@ -40,6 +41,9 @@ class FlagSet {
   FlagSet& uinteger(std::string name, char shorthand, std::uint64_t def, std::string usage);
   FlagSet& floating(std::string name, char shorthand, double def, std::string usage);
   FlagSet& duration(std::string name, char shorthand, std::string def, std::string usage);
+  // A duration that must be more than 0 (a timeout: etcdctl takes "-5s" and then fails every
+  // request with "context deadline exceeded").
+  FlagSet& positiveDuration(std::string name, char shorthand, std::string def, std::string usage);
   FlagSet& stringSlice(std::string name, char shorthand, std::vector<std::string> def,
                        std::string usage);
 

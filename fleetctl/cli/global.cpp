@@ -15,10 +15,10 @@ void defineGlobalFlags(FlagSet& f) {
   f.string("cacert", 0, "",
            "verify certificates of TLS-enabled secure servers using this CA bundle")
       .string("cert", 0, "", "identify secure client using this TLS certificate file")
-      .duration("command-timeout", 0, "5s",
-                "timeout for short running command (excluding dial timeout)")
+      .positiveDuration("command-timeout", 0, "5s",
+                        "timeout for short running command (excluding dial timeout)")
       .boolean("debug", 0, false, "enable client-side debug logging")
-      .duration("dial-timeout", 0, "2s", "dial timeout for client connections")
+      .positiveDuration("dial-timeout", 0, "2s", "dial timeout for client connections")
       .string("discovery-srv", 'd', "",
               "domain name to query for SRV records describing cluster endpoints")
       .string("discovery-srv-name", 0, "", "service name to query when using DNS discovery")
@@ -35,8 +35,8 @@ void defineGlobalFlags(FlagSet& f) {
                "for testing "
                "purposes)")
       .boolean("insecure-transport", 0, true, "disable transport security for client connections")
-      .duration("keepalive-time", 0, "2s", "keepalive time for client connections")
-      .duration("keepalive-timeout", 0, "6s", "keepalive timeout for client connections")
+      .positiveDuration("keepalive-time", 0, "2s", "keepalive time for client connections")
+      .positiveDuration("keepalive-timeout", 0, "6s", "keepalive timeout for client connections")
       .string("key", 0, "", "identify secure client using this TLS key file")
       .string("password", 0, "",
               "password for authentication (if this option is used, --user option shouldn't "
@@ -72,6 +72,13 @@ Result<std::vector<std::string>> applyEnvironment(
   return warnings;
 }
 
+Error inventoryError(const Error& error) {
+  return {Errc::kFailedPrecondition,
+          error.message +
+              "; repair or remove that file, or pass --endpoints (etcd commands) or "
+              "--fleet FILE"};
+}
+
 Result<GlobalOptions> globalOptions(const FlagSet& f,
                                     const std::function<Result<std::string>()>& prompt,
                                     const std::function<const char*(const char*)>& getenv) {
@@ -89,7 +96,7 @@ Result<GlobalOptions> globalOptions(const FlagSet& f,
   if (!g.endpoints_set) {
     // No --endpoints: the members of the bootstrapped fleet, so later commands need no flags.
     auto inventory = loadInventory(g.fleet_path);
-    if (!inventory) return fail(inventory.error());
+    if (!inventory) return fail(inventoryError(inventory.error()));
     if (*inventory && !(*inventory)->clientEndpoints().empty()) {
       c.endpoints = (*inventory)->clientEndpoints();
     }

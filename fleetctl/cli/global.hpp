@@ -18,6 +18,11 @@ void defineGlobalFlags(FlagSet& flags);
 Result<std::vector<std::string>> applyEnvironment(
     FlagSet& flags, const std::function<const char*(const char*)>& getenv);
 
+// A fleet inventory that cannot be read, as globalOptions reports it: the file's own error
+// (file:line:column) and what to do, with kFailedPrecondition (exit code 1, not 128: the flags
+// were fine, the file is not).
+Error inventoryError(const Error& error);
+
 // Reads the global flags into options. `prompt` asks for a password when --user has none.
 // Without --endpoints (flag or environment) the endpoints come from the fleet inventory
 // (--fleet, default ~/.config/etcd-fleet/fleet.toml) when one exists; a malformed inventory is

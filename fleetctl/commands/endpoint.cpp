@@ -1,6 +1,8 @@
 // endpoint health | status | hashkv — each endpoint (or, with --cluster, each member's client URL)
 // asked on its own, as etcdctl does.
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <mutex>
 #include <string_view>
@@ -8,6 +10,7 @@
 #include <vector>
 
 #include "etcd/etcdserverpb/rpc.grpc.pb.h"
+#include "fleet/fan_out.hpp"
 #include "fleetctl/commands/cluster.hpp"
 #include "fleetctl/commands/util.hpp"
 #include "fleetctl/output/cluster.hpp"
@@ -54,19 +57,23 @@ CommandResult runHealth(Context& ctx) {
   if (!endpoints) return std::unexpected(endpoints.error());
   FLEET_TRY_CLIENT(client, ctx);
 
-  // All endpoints at once, each on its own thread with its own deadline (the client's dial and
-  // command timeouts), so one dead endpoint does not delay the others. Results are listed in the
-  // order they complete, as etcdctl lists them.
+  // Up to kMaxFanOut endpoints at once, each with its own deadline (the client's dial and command
+  // timeouts), so one dead endpoint does not delay the others, and a long --endpoints list does
+  // not start a thread per endpoint. Results are listed in the order they complete, as etcdctl
+  // lists them.
   std::vector<EndpointHealth> results;
   std::mutex mu;
+  std::atomic<std::size_t> next{0};
   {
+    const std::size_t n = endpoints->size();
     std::vector<std::jthread> workers;
-    workers.reserve(endpoints->size());
-    for (const auto& ep : *endpoints) {
-      workers.emplace_back([&, ep] {
-        auto h = checkHealth(client, ep);
-        std::lock_guard lock(mu);
-        results.push_back(std::move(h));
+    for (std::size_t t = 0; t < std::min(n, kMaxFanOut); ++t) {
+      workers.emplace_back([&] {
+        for (std::size_t i = next++; i < n; i = next++) {
+          auto h = checkHealth(client, (*endpoints)[i]);
+          std::lock_guard lock(mu);
+          results.push_back(std::move(h));
+        }
       });
     }
   }

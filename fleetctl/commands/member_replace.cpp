@@ -16,7 +16,7 @@ CommandResult runReplace(Context& ctx) {
   const auto& args = ctx.args();
   if (args.size() != 1) return badArgs("member replace takes one argument: the member's name");
   const std::string with = ctx.flags().getString("with");
-  ReplaceRequest what{.name = args[0]};
+  ReplaceRequest what{.name = args[0], .force = ctx.flags().getBool("force")};
   if (!with.empty()) {
     what.with = with;
     what.with_agent = agentAddress(with, static_cast<int>(ctx.flags().getInt("agent-port")));
@@ -70,6 +70,9 @@ Command memberReplaceCommand() {
                      "the agent (HOST[:PORT]) to run the new member; default: the old member's "
                      "host")
                 .integer("agent-port", 0, kDefaultAgentPort, "the agent API port for --with")
+                .boolean("force", 0, false,
+                         "replace a healthy member on its own host (it is removed and wiped "
+                         "first)")
                 .duration("promote-timeout", 0, "10m",
                           "how long the new member may take to start and catch up");
           },

@@ -15,7 +15,9 @@
 #include "common/file_util.hpp"
 #include "etcd/etcdserverpb/rpc.grpc.pb.h"
 #include "etcd/snapshot/status.hpp"
+#include "fleet/snapshot_source.hpp"
 #include "fleetctl/cli/interrupt.hpp"
+#include "fleetctl/commands/fleet_io.hpp"
 #include "fleetctl/commands/util.hpp"
 #include "fleetctl/output/maintenance.hpp"
 
@@ -105,21 +107,41 @@ class SaveProgress {
   std::chrono::steady_clock::time_point last_;
 };
 
+// How long each member gets to answer when the source is picked from the inventory.
+constexpr std::chrono::milliseconds kSourceTimeout{2000};
+
 std::unexpected<CommandError> saveFailed(std::string message) {
   // etcdctl exits with ExitInterrupted (5) whenever snapshot save fails.
   return commandError(exitcode::kInterrupted, std::move(message));
 }
 
-CommandResult runSnapshotSave(Context& ctx) {
-  if (ctx.args().size() != 1) return badArgs("snapshot save expects one argument");
-  const std::string path = ctx.args()[0];
+// The one endpoint to stream from: --endpoints must name one (etcdctl's rule); without
+// --endpoints, a healthy member of the fleet inventory, named on stderr.
+std::expected<std::string, CommandError> snapshotEndpoint(Context& ctx) {
   const auto& endpoints = ctx.global().client.endpoints;
-  if (endpoints.size() != 1) {
+  if (endpoints.size() == 1) return endpoints.front();
+  if (ctx.global().endpoints_set) {
     std::string list;
     for (const auto& e : endpoints) list += (list.empty() ? "" : " ") + e;
     return saveFailed("snapshot must be requested to one selected node, not multiple [" + list +
                       "]");
   }
+  StreamProgress progress(ctx.err(), ctx.err(), "warning: ");
+  FleetSeams seams(ctx, progress);
+  auto source = pickSnapshotSource(seams.env(), endpoints, kSourceTimeout);
+  if (!source) return saveFailed(source.error().message);
+  ctx.err() << "snapshot save: from member " << (source->name.empty() ? "" : source->name + " ")
+            << "(" << membership::hexId(source->id) << ") at " << source->endpoint
+            << ", healthy (no --endpoints: picked from the fleet inventory "
+            << ctx.global().fleet_path << ")\n";
+  return source->endpoint;
+}
+
+CommandResult runSnapshotSave(Context& ctx) {
+  if (ctx.args().size() != 1) return badArgs("snapshot save expects one argument");
+  const std::string path = ctx.args()[0];
+  auto endpoint = snapshotEndpoint(ctx);
+  if (!endpoint) return std::unexpected(endpoint.error());
 
   // The stream's context outlives the guard (declared first, emplaced later): the guard's
   // destructor joins its thread, so no callback can cancel a destroyed context.
@@ -128,7 +150,15 @@ CommandResult runSnapshotSave(Context& ctx) {
   auto writer = SnapshotFileWriter::create(path);
   if (!writer) return saveFailed(writer.error().message);
 
-  FLEET_TRY_CLIENT(client, ctx);
+  FLEET_TRY_CLIENT(all, ctx);
+  // The member picked from the inventory gets a client of its own; --endpoints named it already.
+  std::unique_ptr<etcd::Client> picked;
+  if (ctx.global().client.endpoints.size() != 1) {
+    auto one = all.forEndpoint(*endpoint);
+    if (!one) return saveFailed(one.error().message);
+    picked = std::move(*one);
+  }
+  etcd::Client& client = picked ? *picked : all;
   auto conn = client.connect();
   if (!conn) return saveFailed(conn.error().message);
   stream_ctx.emplace();

@@ -12,6 +12,11 @@ Result<toml::table> parseToml(std::string_view text, std::string_view source) {
     return fail(Errc::kInvalidArgument,
                 std::string(source) + ":" + std::to_string(where.begin.line) + ":" +
                     std::to_string(where.begin.column) + ": " + std::string(e.description()));
+  } catch (const std::exception& e) {
+    // toml++ reports bad input as parse_error; anything else (bad_alloc on a huge file) must not
+    // escape either.
+    return fail(Errc::kInvalidArgument,
+                std::string(source) + ": cannot be read as TOML: " + std::string(e.what()));
   }
 }
 

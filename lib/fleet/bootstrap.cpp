@@ -23,6 +23,8 @@ constexpr int kSteps = 5;
 // while it starts, which would add up to that much to every bootstrap.
 constexpr auto kHealthPoll = 50ms;
 constexpr int kMaxHealthRounds = 100000;
+// How often (in health rounds) a restore bootstrap asks the agents whether a restore failed.
+constexpr int kRestoreCheckRounds = 10;
 
 std::string step(int n, std::string_view what) {
   return "[" + std::to_string(n) + "/" + std::to_string(kSteps) + "] " + std::string(what);
@@ -104,6 +106,7 @@ class Bootstrap {
   Result<std::optional<BootstrapReport>> existing();
   Result<void> planAndApply();
   Result<BootstrapReport> waitHealthy();
+  std::optional<Error> restoreFailed();
   Result<void> dialMembers();
   bool probeAll(BootstrapReport& report, bool announce);
   std::string hostName(std::size_t i) const { return req_.hosts[i].host; }
@@ -366,6 +369,9 @@ Result<BootstrapReport> Bootstrap::waitHealthy() {
           (n_ == 1 ? " member" : " members") + "; inventory written to " + req_.inventory_path);
       return report;
     }
+    if (round % kRestoreCheckRounds == 0) {
+      if (auto failed = restoreFailed()) return fail(*failed);
+    }
     if (env_.clock.now() >= deadline || env_.stop.stop_requested()) break;
     env_.clock.sleepFor(kHealthPoll);
   }
@@ -385,6 +391,29 @@ Result<BootstrapReport> Bootstrap::waitHealthy() {
                   joinList(got_plan_) +
                   ". Not healthy:" + (detail.empty() ? std::string(" no leader") : detail) + "\n" +
                   abortHint(req_.inventory_path));
+}
+
+// A restore that failed on an agent (etcdctl snapshot restore exited: the agent leaves the
+// member unstarted, crash-looping, with etcdctl's error) never becomes healthy: the bootstrap ends
+// at once with the agents' words instead of waiting out its timeout.
+std::optional<Error> Bootstrap::restoreFailed() {
+  if (!req_.snapshot) return std::nullopt;
+  auto statuses = fanOut(n_, [&](std::size_t i) -> std::optional<v1::AgentStatus> {
+    if (announced_[i]) return std::nullopt;
+    auto s = agents_[i]->status();
+    return s ? std::optional(std::move(*s)) : std::nullopt;
+  });
+  std::string failed;
+  for (std::size_t i = 0; i < n_; ++i) {
+    const auto& s = statuses[i];
+    if (!s || s->phase() != v1::MEMBER_PHASE_CRASH_LOOPING) continue;
+    failed += "\n  " + agentName(i) + ": member " + plans_[i].name + ": " + s->last_error();
+  }
+  if (failed.empty()) return std::nullopt;
+  return Error{Errc::kFailedPrecondition, "the restore from " + req_.snapshot->path +
+                                              " failed, the cluster cannot start:" + failed +
+                                              "\nHosts that got the plan: " + joinList(got_plan_) +
+                                              ". " + abortHint(req_.inventory_path)};
 }
 
 Result<BootstrapReport> Bootstrap::run() {

@@ -121,6 +121,15 @@ Result<Inventory> parseInventory(std::string_view text, std::string_view source)
 
   std::set<std::string> names;
   if (const toml::array* members = root["member"].as_array()) {
+    if (members->size() > kMaxInventoryMembers) {
+      return fail(Errc::kInvalidArgument,
+                  std::string(source) + ":" +
+                      std::to_string((*members)[kMaxInventoryMembers].source().begin.line) +
+                      ":1: member: the inventory lists " + std::to_string(members->size()) +
+                      " members; a fleet has at most " + std::to_string(kMaxInventoryMembers) +
+                      " (etcd clusters are 3, 5 or 7 members): this is not a file etcd-fleet "
+                      "wrote");
+    }
     for (const auto& node : *members) {
       const toml::table* t = node.as_table();
       if (t == nullptr) continue;  // reported above
@@ -163,6 +172,14 @@ Result<Inventory> parseInventory(std::string_view text, std::string_view source)
   }
 
   if (!check.ok()) return fail(Errc::kInvalidArgument, check.message());
+  if (inv.members.empty()) {
+    // etcd-fleet never writes an inventory without members: an empty file is a damaged one (a
+    // truncated copy), and treating it as "no fleet" would send commands to 127.0.0.1:2379.
+    return fail(Errc::kInvalidArgument, std::string(source) +
+                                            ":1:1: the inventory lists no [[member]]" +
+                                            (root.empty() ? " (the file is empty)" : "") +
+                                            ": it is damaged or not one etcd-fleet wrote");
+  }
   return inv;
 }
 

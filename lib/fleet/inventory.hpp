@@ -23,6 +23,7 @@
 // Parsing is pure (parseInventory works on a string); loadInventory/saveInventory are the only
 // functions that touch the disk. Errors name the file, line and column.
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -63,15 +64,18 @@ struct Inventory {
 // "http://h:2379" -> "h:2379" (etcd-fleet's --endpoints take either form; etcdctl's take this one).
 std::string hostPortOf(std::string_view url);
 
-// "http://h:2379" -> "h:2379" (etcd-fleet's --endpoints take either form; etcdctl's take this one).
-std::string hostPortOf(std::string_view url);
-
 // ~/.config/etcd-fleet/fleet.toml ($XDG_CONFIG_HOME/etcd-fleet/fleet.toml when that is set).
 // `getenv` is injected for tests.
 std::string defaultInventoryPath(const std::function<const char*(const char*)>& getenv);
 
+// The most [[member]] tables an inventory may have: far above any sane etcd cluster (3, 5 or 7
+// members), low enough that a flow over every member stays a few rounds of kMaxFanOut threads
+// and one etcd client over every client URL stays cheap.
+inline constexpr std::size_t kMaxInventoryMembers = 128;
+
 // Parses and validates (unknown keys, wrong types, members without a name or with duplicate
-// names are errors naming source:line:column).
+// names, no member at all (an empty file), more than kMaxInventoryMembers members are errors
+// naming source:line:column). Never throws, whatever the bytes (binary, invalid UTF-8, ...).
 Result<Inventory> parseInventory(std::string_view text, std::string_view source);
 
 // The TOML text of `inventory` (stable order: cluster, members, replace).

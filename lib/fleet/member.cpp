@@ -1,5 +1,7 @@
 #include "fleet/member.hpp"
 
+#include <set>
+
 #include "fleet/waits.hpp"
 #include "membership/membership.hpp"
 
@@ -24,6 +26,32 @@ std::string failedChecks(const v1::PreflightResponse& p) {
     if (!c.ok()) why += "\n  " + c.name() + ": " + c.detail();
   }
   return why;
+}
+
+// "m3 (http://127.0.0.13:2379), m2 (...)": the voting members the health check found down.
+std::string downMembers(const std::vector<MemberInfo>& members,
+                        const std::set<std::uint64_t>& healthy) {
+  std::string out;
+  for (const auto& m : members) {
+    if (m.is_learner || healthy.contains(m.id)) continue;
+    out += (out.empty() ? "" : ", ") + (m.name.empty() ? hexId(m.id) : m.name) + " (" +
+           (m.client_urls.empty() ? "never started" : m.client_urls.front()) + ")";
+  }
+  return out;
+}
+
+// etcd answers a removal that would leave no active quorum with UNAVAILABLE "unhealthy cluster",
+// which reads as if the endpoint that answered were down. Name the members that are down instead.
+Error removalRefused(const Error& error, const std::string& label, std::uint64_t id,
+                     const std::string& down) {
+  if (error.message.find("unhealthy cluster") == std::string::npos || down.empty()) return error;
+  return {Errc::kFailedPrecondition,
+          "remove member " + label + " (" + hexId(id) +
+              "): etcd refuses (etcdserver: unhealthy cluster, --strict-reconfig-check): the "
+              "voting members left would not have an active quorum while " +
+              down +
+              (down.find(", ") == std::string::npos ? " is down. Bring it back first"
+                                                    : " are down. Bring them back first")};
 }
 
 }  // namespace
@@ -293,7 +321,7 @@ Result<RemoveMemberReport> MemberRemoval::run() {
       // After --force overrode our check, etcd's own refusal is final: no reconnect grace.
       if (auto removed = cluster_->removeMember(id, env_.stop, forced ? 0ms : kUnhealthyGrace);
           !removed)
-        return fail(removed.error());
+        return fail(removalRefused(removed.error(), label, id, downMembers(*members_, healthy)));
       progress.step("removed member " + label + " (" + hexId(id) + ") from the cluster");
     }
   } else if (target_.by_id || !known_) {

@@ -336,6 +336,15 @@ Result<ReplaceJournal> planReplace(const Inventory& inventory, const ReplaceRequ
                     "\") that is not in the inventory; remove it there first (its data would be "
                     "overwritten)");
   }
+  if (same && old_healthy && !request.force) {
+    return fail(Errc::kFailedPrecondition,
+                "member " + old->name + " (" + hexId(old->id) + ") on " +
+                    (old->host.empty() ? old->agent : old->host) +
+                    " is healthy: replacing it on its own host removes it and wipes its data "
+                    "before the new member exists, so the cluster runs one voter short until that "
+                    "one has caught up. Pass --force to replace it anyway, or --with HOST to add "
+                    "the new member on another host first; nothing was changed");
+  }
 
   ReplaceJournal j;
   j.order = chooseOrder(same || target.member_name == old->name, old_healthy);

@@ -139,6 +139,9 @@ struct ReplaceRequest {
   std::string name;                 // NAME
   std::optional<std::string> with;  // --with HOST[:PORT], as given
   std::string with_agent;           // its agent address (HOST:PORT), when `with` is given
+  // --force: replace a healthy member on its own host (removed and wiped before the new one
+  // exists, so the cluster runs a voter short meanwhile); without it that is refused.
+  bool force = false;
 };
 
 // Decides whether a run of `member replace` starts a new replace or resumes the journaled one:
@@ -163,7 +166,8 @@ struct ReplaceTarget {
 // cluster): unknown member, a target that runs another member of this fleet or a member of
 // another cluster, a new name that clashes with another member's. The order follows from the
 // host (no --with, or --with naming the old member's agent, is the same host) and
-// `old_healthy` (the old member answered a Status).
+// `old_healthy` (the old member answered a Status). A healthy member replaced on its own host
+// is refused without request.force.
 Result<ReplaceJournal> planReplace(const Inventory& inventory, const ReplaceRequest& request,
                                    const ReplaceTarget& target, bool old_healthy,
                                    std::string started_at);

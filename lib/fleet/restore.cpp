@@ -21,6 +21,14 @@ namespace {
 // Files from this size on get per-agent progress lines.
 constexpr std::uint64_t kProgressFrom = 16ULL << 20;
 
+// The integrity check lists one problem per line: the first few, on one line.
+std::string oneLine(const std::string& text) {
+  constexpr std::size_t kMax = 300;
+  std::string out;
+  for (char c : text) out += c == '\n' ? std::string("; ") : std::string(1, c);
+  return out.size() > kMax ? out.substr(0, kMax) + " ..." : out;
+}
+
 }  // namespace
 
 Result<LocalSnapshot> checkLocalSnapshot(const std::string& path) {
@@ -53,7 +61,17 @@ Result<LocalSnapshot> checkLocalSnapshot(const std::string& path) {
     return refuse("not an etcd snapshot, or corrupted: " + trailer.error().message +
                   ". Take a new one with etcd-fleet snapshot save");
   }
-  if (auto status = etcd::snapshotStatusOf(bytes)) out.status = *status;
+  // The trailer only proves the file is what etcd sent. Walk the database too (every page the
+  // native bbolt reader can reach, as bbolt's tx.Check does): a file damaged before its checksum
+  // was taken makes `etcdctl snapshot restore` panic on every agent.
+  auto status = etcd::snapshotStatusOf(bytes.substr(0, size - kSnapshotHashSize));
+  if (!status) {
+    return refuse("its sha256 checksum is right, but its database is corrupt (" +
+                  oneLine(status.error().message) +
+                  "): etcdctl snapshot restore would fail on every agent. Take a new one with "
+                  "etcd-fleet snapshot save");
+  }
+  out.status = *status;
   return out;
 }
 

@@ -27,8 +27,9 @@ struct LocalSnapshot {
   std::optional<etcd::SnapshotStatus> status;  // revision and keys, when the bbolt file reads
 };
 
-// Reads FILE once (mmap): its size, sha256 and etcd's sha256 trailer, then `snapshot status`.
-// Every error names the file.
+// Reads FILE once (mmap): its size, sha256 and etcd's sha256 trailer, then its bbolt database
+// with the integrity check of `snapshot status` (every reachable page): a file whose trailer is
+// right but whose database is damaged is refused too. Every error names the file.
 Result<LocalSnapshot> checkLocalSnapshot(const std::string& path);
 
 // "backup.db: 2.1 MB, sha256 3f0c..., revision 1042, 1003 keys"

@@ -32,6 +32,12 @@ Result<v1::AgentStatus> reachAgent(const AgentDialer& agents, const std::string&
     if (last || clock.now() + kReachRetry >= deadline) break;
     clock.sleepFor(kReachRetry);
   }
+  if (!last && last.error().code == Errc::kDeadlineExceeded) {
+    // The last attempt had what was left of the timeout ("4.99999982s"): say the one the operator
+    // gave.
+    return fail(Errc::kDeadlineExceeded,
+                "agent " + agentAddress(address) + ": no answer within " + formatDuration(timeout));
+  }
   return last;
 }
 

@@ -332,6 +332,10 @@ TEST(Membership, RemoveWipesTheMemberOnItsAgentAndRefusesToBreakQuorum) {
   EXPECT_NE(forced.err.find("Warning: --force: the cluster has 1 healthy"), std::string::npos)
       << forced.err;
   EXPECT_NE(forced.err.find("unhealthy cluster"), std::string::npos) << forced.err;
+  // The member that is down is named, not m1's endpoint that answered.
+  EXPECT_NE(forced.err.find("m3 (" + f.clientUrl(2) + ") is down"), std::string::npos)
+      << forced.err;
+  EXPECT_EQ(forced.err.find("is unavailable"), std::string::npos) << forced.err;
   EXPECT_EQ(f.members().size(), 2u);
   // m1 was neither removed nor wiped (without quorum it is not healthy, but it still runs).
   auto m1 = fresh(f.agent(0)).status();

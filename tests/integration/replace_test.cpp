@@ -209,7 +209,16 @@ TEST(MemberReplace, ALostMemberIsReplacedOnItsOwnHostThenOnAnotherWithEveryKeyIn
   f.agent(2).start();
   ASSERT_TRUE(running(f.agent(2).waitFor(running, 60s)));
 
-  auto same = f.fleetCmd({"member", "replace", "m2"});
+  // It runs healthy again from its old data: an in-place replace would take a healthy voter out
+  // before its replacement exists, so it is refused without --force, and nothing changes.
+  auto healthy = f.fleetCmd({"member", "replace", "m2"});
+  EXPECT_EQ(healthy.exit_code, 1) << healthy.out << healthy.err;
+  EXPECT_NE(healthy.err.find("is healthy"), std::string::npos) << healthy.err;
+  EXPECT_NE(healthy.err.find("Pass --force"), std::string::npos) << healthy.err;
+  EXPECT_EQ(f.inventory().find("m2")->id, old_m2);
+  EXPECT_TRUE(f.inventory().replace.empty());
+
+  auto same = f.fleetCmd({"member", "replace", "m2", "--force"});
   ASSERT_EQ(same.exit_code, 0) << same.out << same.err;
   EXPECT_NE(same.out.find("[1/6] check health and quorum"), std::string::npos) << same.out;
   EXPECT_NE(same.out.find("[2/6] remove the old member"), std::string::npos) << same.out;

@@ -15,8 +15,11 @@
 #include <set>
 #include <thread>
 
+#include "common/encoding.hpp"
+#include "common/snapshot_digest.hpp"
 #include "etcd/client.hpp"
 #include "etcd/etcdserverpb/rpc.grpc.pb.h"
+#include "tests/mocks/snapshot_bytes.hpp"
 #include "tests/support/agent_harness.hpp"
 #include "tests/support/etcd_cluster.hpp"
 #include "tests/support/fleet_harness.hpp"
@@ -138,6 +141,21 @@ struct Source {
   std::int64_t revision = 0;
   std::string snapshot;
 };
+
+// Without --endpoints, `snapshot save` streams from one healthy member of the fleet inventory and
+// says which (it refused: "snapshot must be requested to one selected node, not multiple").
+TEST(Restore, SnapshotSaveWithoutEndpointsPicksAHealthyMemberOfTheInventory) {
+  Source source(3, 91);
+  source.fleet.agent(0).stop();  // m1 (the inventory's first endpoint) and its etcd are down
+  const std::string path = source.fleet.dir() + "/picked.db";
+  auto save = source.fleet.fleet({"snapshot", "save", path});
+  ASSERT_EQ(save.exit_code, 0) << save.err;
+  EXPECT_EQ(save.out, "Snapshot saved at " + path + "\n");
+  EXPECT_NE(save.err.find("snapshot save: from member m"), std::string::npos) << save.err;
+  EXPECT_EQ(save.err.find("member m1"), std::string::npos) << "m1 is down: " << save.err;
+  auto status = source.fleet.fleet({"snapshot", "status", path, "-w", "json"});
+  EXPECT_EQ(status.exit_code, 0) << status.err;
+}
 
 TEST(Restore, ThreeMembersFromASnapshotOfAnotherCluster) {
   Source source(3, 51);
@@ -277,6 +295,74 @@ TEST(Restore, RefusesACorruptedSnapshotDiscoveryAndAnAgentWithAPlan) {
   EXPECT_TRUE(fs::is_empty(f.agent(0).dataRoot() + "/restore/m1"));
 }
 
+// A snapshot whose database was damaged before etcd appended its sha256: the trailer is right, the
+// data is not. Refused before any upload (the native bbolt reader walks every page), naming the
+// file; etcdctl snapshot restore would have panicked on every agent.
+TEST(Restore, ACorruptDatabaseWithARightTrailerIsRefusedBeforeAnyUpload) {
+  Source source(1, 71);
+  FleetHarness f({.size = 1, .first_host = 72, .token = "corrupt"});
+  f.startAll();
+  std::ifstream in(source.snapshot, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string db = bytes.substr(0, bytes.size() - 32);
+  // Every page header after the two metas: flags and counts turned to garbage.
+  for (std::size_t page = 2 * 4096; page + 16 <= db.size(); page += 4096) {
+    for (std::size_t i = 8; i < 16; ++i) db[page + i] = static_cast<char>(db[page + i] ^ 0xa5);
+  }
+  const std::string bad = f.dir() + "/right-trailer.db";
+  std::ofstream(bad, std::ios::binary) << withTrailer(db);
+  ASSERT_TRUE(verifySnapshotBytes(withTrailer(db))) << "the trailer is right";
+
+  auto r = f.bootstrap({"--from-snapshot", bad});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.err.find("--from-snapshot " + bad +
+                       ": its sha256 checksum is right, but its database is corrupt ("),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("nothing was changed"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(f.agent(0).dataRoot() + "/restore")) << "nothing uploaded";
+  auto s = f.agent(0).client().status();
+  ASSERT_TRUE(s) << s.error().message;
+  EXPECT_EQ(s->phase(), v1::MEMBER_PHASE_WAITING);
+}
+
+// etcdctl snapshot restore panics on an agent: the agent reports it (crash-looping, the panic's
+// message, not the last goroutine stack line), and the bootstrap ends at once with it instead of
+// waiting out its --timeout.
+TEST(Restore, ARestorePanicOnAnAgentEndsTheBootstrapAtOnceWithThePanicMessage) {
+  Source source(1, 73);
+  TempDir dir;
+  const std::string script = dir.path() + "/etcdctl";
+  writeExecutable(script,
+                  "#!/bin/sh\n"
+                  "echo '{\"level\":\"info\",\"msg\":\"restoring snapshot\"}'\n"
+                  "echo 'panic: invalid page type: 0: 4' >&2\n"
+                  "echo '' >&2\n"
+                  "echo 'goroutine 1 [running]:' >&2\n"
+                  "i=0; while [ $i -lt 30 ]; do\n"
+                  "  echo 'go.etcd.io/bbolt.(*Cursor).search(0xc0001d1b48, 0x2)' >&2\n"
+                  "  echo '\t/build/etcd/vendor/go.etcd.io/bbolt/cursor.go:250 +0x2a5' >&2\n"
+                  "  i=$((i+1))\n"
+                  "done\n"
+                  "exit 2\n");
+  FleetHarness f({.size = 2,
+                  .first_host = 74,
+                  .token = "panics",
+                  .extra_config = "etcdctl = \"" + script + "\"\n"});
+  f.startAll();
+  // Waiting out the --timeout would outlive the harness's 90 s limit for the command.
+  auto r =
+      f.bootstrap({"--cluster", "panics", "--from-snapshot", source.snapshot, "--timeout", "10m"});
+  EXPECT_FALSE(r.timed_out) << r.out << r.err;
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.err.find("the restore from " + source.snapshot + " failed"), std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("exited with status 2: panic: invalid page type: 0: 4"), std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.err.find("cursor.go"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("--abort"), std::string::npos) << r.err;
+}
+
 // The agent API directly: UploadSnapshot, then a restore plan whose etcdctl fails. The member is
 // not started, the agent says why with etcdctl's last lines, the data dir stays empty, the same
 // plan again is a no-op, and a wipe removes the upload too.
@@ -382,9 +468,12 @@ TEST(Restore, ARunningRestoreShowsInTheStatusAndStopInterruptsIt) {
     std::ofstream(snapshot, std::ios::binary | std::ios::app)
         .write(reinterpret_cast<const char*>(sum), len);
   }
-  auto local = fleet::checkLocalSnapshot(snapshot);
-  ASSERT_TRUE(local) << local.error().message;
-  auto up = agent.client().uploadSnapshot(snapshot, "slow", local->size, local->sha256_hex, {});
+  // Not a bbolt database (checkLocalSnapshot refuses it): the agent's upload checks only the
+  // size, the sha256 and the trailer.
+  std::ifstream whole(snapshot, std::ios::binary);
+  const std::string file((std::istreambuf_iterator<char>(whole)), std::istreambuf_iterator<char>());
+  const std::string sha256_hex = hexEncode(sha256Of(file));
+  auto up = agent.client().uploadSnapshot(snapshot, "slow", file.size(), sha256_hex, {});
   ASSERT_TRUE(up) << up.error().message;
   auto plan = agent.plan(v1::PLAN_MODE_NEW);
   plan.set_cluster_token("slow");

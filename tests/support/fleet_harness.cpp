@@ -17,7 +17,8 @@ FleetHarness::FleetHarness(Options options) : options_(std::move(options)) {
     agents_.push_back(std::make_unique<AgentHarness>(
         dir, AgentOptions{.name = name,
                           .host = "127.0.0." + std::to_string(options_.first_host + i),
-                          .token = options_.token}));
+                          .token = options_.token,
+                          .extra_config = options_.extra_config}));
   }
 }
 

@@ -19,6 +19,7 @@ class FleetHarness {
     int size = 3;
     int first_host = 11;                 // 127.0.0.<first_host + i>
     std::string token = "test-cluster";  // the agents' configured [cluster] token
+    std::string extra_config;            // appended to every agent's agent.toml
   };
 
   explicit FleetHarness(Options options);

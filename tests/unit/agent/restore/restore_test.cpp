@@ -178,5 +178,25 @@ TEST(SnapshotReceiver, RefusesAWrongHashAShortUploadAndANonSnapshotAndLeavesNoPa
       << huge.error().message;
 }
 
+// etcdctl 3.4 panics on a damaged database: its goroutine dump ends the output, and its last line
+// ("\t/usr/lib/go/src/runtime/proc.go:250 +0x212") said nothing. The panic's message says why.
+TEST(RestoreFailure, IsThePanicMessageNotAGoroutineStackLine) {
+  const std::deque<std::string> dump = {
+      "{\"level\":\"info\",\"msg\":\"restoring snapshot\",\"path\":\"/r/t.db\"}",
+      "goroutine 1 [running]:",
+      "go.etcd.io/bbolt.(*Cursor).search(0xc0001d1b48, {0xc0000a4d20, 0x4, 0x4}, 0x2)",
+      "\t/build/etcd/vendor/go.etcd.io/bbolt/cursor.go:250 +0x2a5",
+      "main.main()",
+      "\t/build/etcd/etcdctl/main.go:32 +0x45"};
+  EXPECT_EQ(agent::restoreFailureLine("panic: invalid page type: 0: 4", dump),
+            "panic: invalid page type: 0: 4");
+  // No panic: etcdctl's own error line, else the last line that is no stack line.
+  EXPECT_EQ(agent::restoreFailureLine(
+                "", {"Error: snapshot missing hash but --skip-hash-check=false", "exit status 1"}),
+            "Error: snapshot missing hash but --skip-hash-check=false");
+  EXPECT_EQ(agent::restoreFailureLine("", dump), dump.front());
+  EXPECT_EQ(agent::restoreFailureLine("", {}), "");
+}
+
 }  // namespace
 }  // namespace etcdagent

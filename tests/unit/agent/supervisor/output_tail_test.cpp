@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -43,6 +44,18 @@ TEST(OutputTail, ClearStartsAFreshRun) {
   out.add("new");
   EXPECT_EQ(out.excerpt(), std::vector<std::string>{"new"});
   EXPECT_EQ(out.tail().back(), "new");
+}
+
+TEST(OutputTail, KeepsAGoPanicsMessageAfterItsGoroutineDumpScrolledItOut) {
+  OutputTail out;
+  out.add("restoring");
+  out.add("panic: invalid page type: 0: 4");
+  out.add("panic: a second panic is not the first");
+  for (std::size_t i = 0; i < 2 * OutputTail::kTailLines; ++i) out.add("\t/src/x.go:1 +0x1");
+  EXPECT_EQ(out.panicLine(), "panic: invalid page type: 0: 4");
+  EXPECT_EQ(std::count(out.tail().begin(), out.tail().end(), out.panicLine()), 0);
+  out.clear();
+  EXPECT_EQ(out.panicLine(), "");
 }
 
 }  // namespace

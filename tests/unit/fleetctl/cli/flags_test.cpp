@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "fleetctl/cli/global.hpp"
+
 namespace etcdagent::fleet {
 namespace {
 
@@ -73,6 +75,24 @@ TEST(Flags, RejectsBadValuesNamingTheFlag) {
   auto missing = parseArgs({"--limit"}, {&f});
   ASSERT_FALSE(missing);
   EXPECT_EQ(missing.error().message, "flag needs an argument: --limit");
+}
+
+TEST(Flags, TimeoutsRefuseZeroAndNegativeDurationsNamingTheFlag) {
+  for (const std::string bad : {"-5s", "0s", "0", "-1ns"}) {
+    FlagSet f;
+    defineGlobalFlags(f);
+    auto r = parseArgs({"--command-timeout", bad}, {&f});
+    ASSERT_FALSE(r) << bad;
+    EXPECT_EQ(r.error().message, "invalid argument \"" + bad +
+                                     "\" for \"--command-timeout\" flag: a timeout must be more "
+                                     "than 0 (e.g. 5s)");
+  }
+  FlagSet f;
+  defineGlobalFlags(f);
+  ASSERT_TRUE(parseArgs({"--command-timeout=250ms", "--dial-timeout", "1s"}, {&f}));
+  EXPECT_EQ(f.getDuration("command-timeout"), std::chrono::milliseconds(250));
+  EXPECT_FALSE(parseArgs({"--dial-timeout=-2s"}, {&f}));
+  EXPECT_FALSE(parseArgs({"--keepalive-timeout=0s"}, {&f}));
 }
 
 TEST(Flags, LaterSetsWinAndFirstSetOwnsTheName) {

@@ -124,6 +124,33 @@ TEST_F(Bootstrap, AClusterThatNeverBecomesHealthyTimesOutNamingTheMemberAndTheWa
   EXPECT_EQ(w.inventory().members.size(), 3u) << "written before any agent changed";
 }
 
+// The agent reports a failed `etcdctl snapshot restore` in its status (crash-looping, etcdctl's
+// error): the bootstrap fails at once with it instead of waiting out its timeout.
+TEST_F(Bootstrap, ARestoreThatFailsOnAnAgentEndsTheBootstrapAtOnceWithEtcdctlsError) {
+  hosts[1]->crash_looping = true;
+  hosts[1]->last_error =
+      "etcdctl snapshot restore of /var/lib/etcd-agent/restore/m2/prod.db exited with status 2: "
+      "panic: invalid page type: 0: 4; the member was not started";
+  auto previous = fleet::loadInventory(w.inventoryPath());
+  ASSERT_TRUE(previous);
+  auto r = fleet::bootstrapCluster(
+      w.env(), {.hosts = specs(),
+                .cluster_token = "prod",
+                .snapshot = fleet::LocalSnapshot{"/backups/prod.db", 8224, "ab", std::nullopt},
+                .inventory_path = w.inventoryPath(),
+                .previous = *previous});
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, Errc::kFailedPrecondition);
+  const std::string& why = r.error().message;
+  EXPECT_NE(why.find("the restore from /backups/prod.db failed"), std::string::npos) << why;
+  EXPECT_NE(why.find(hosts[1]->address + ": member m2: etcdctl snapshot restore of"),
+            std::string::npos)
+      << why;
+  EXPECT_NE(why.find("panic: invalid page type: 0: 4"), std::string::npos) << why;
+  EXPECT_NE(why.find("--abort"), std::string::npos) << why;
+  EXPECT_LT(w.clock.slept(), std::chrono::seconds(5)) << "not the whole 60 s timeout";
+}
+
 TEST_F(Bootstrap, AbortWipesTheMembersThatNeverWereHealthyAndKeepsTheOthers) {
   w.fleet.formCluster("prod", {hosts[0], hosts[1]});  // m1, m2 ran; m3 got a plan, never ran
   v1::Plan p = *hosts[0]->plan;

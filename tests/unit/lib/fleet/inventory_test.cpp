@@ -94,6 +94,61 @@ TEST(Inventory, ErrorsNameFileLineAndColumn) {
   EXPECT_TRUE(syntax.error().message.starts_with("f:1:")) << syntax.error().message;
 }
 
+// A damaged inventory is an error naming file:line:column, whatever its bytes: it never throws.
+TEST(Inventory, DamagedFilesAreErrorsNamingFileLineAndColumn) {
+  const std::string good = renderInventory(sample("fleet.toml"));
+  std::string binary;
+  for (int i = 0; i < 512; ++i) binary += static_cast<char>((i * 131 + 7) % 256);
+  const std::map<std::string, std::string> damaged = {
+      {"truncated", good.substr(0, good.size() / 2 + 3)},
+      {"binary", binary},
+      {"unterminated string", "[cluster]\ntoken = \"prod-1\n"},
+      {"invalid UTF-8 in a value", "[cluster]\ntoken = \"a\xff\xfe\"\n"},
+      {"invalid UTF-8 in a comment", "# \xc3\x28\n[cluster]\n"},
+      {"a NUL byte", std::string("[cluster]\ntoken = \"a\0b\"\n", 23)},
+  };
+  for (const auto& [what, text] : damaged) {
+    auto r = parseInventory(text, "/etc/fleet.toml");
+    ASSERT_FALSE(r) << what;
+    EXPECT_TRUE(r.error().message.starts_with("/etc/fleet.toml:"))
+        << what << ": " << r.error().message;
+    EXPECT_EQ(r.error().code, Errc::kInvalidArgument) << what;
+  }
+}
+
+TEST(Inventory, AnEmptyFileIsAnErrorNotAnEmptyFleet) {
+  for (const std::string text : {"", "\n  \n", "# nothing\n", "[cluster]\ntoken = \"t\"\n"}) {
+    auto r = parseInventory(text, "fleet.toml");
+    ASSERT_FALSE(r) << "[" << text << "]";
+    EXPECT_TRUE(r.error().message.starts_with("fleet.toml:1:1: ")) << r.error().message;
+    EXPECT_NE(r.error().message.find("no [[member]]"), std::string::npos) << r.error().message;
+  }
+}
+
+TEST(Inventory, AbsurdlyManyMembersAreRefusedBeforeAnyFlowStartsAThreadPerMember) {
+  std::string text = "[cluster]\ntoken = \"big\"\n";
+  for (int i = 0; i < 20000; ++i) {
+    text += "\n[[member]]\nname = \"m" + std::to_string(i) +
+            "\"\nclient_url = \"http://127.0.0.1:" + std::to_string(2379 + i % 1000) + "\"\n";
+  }
+  auto r = parseInventory(text, "fleet.toml");
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("20000 members"), std::string::npos) << r.error().message;
+  EXPECT_NE(r.error().message.find("at most " + std::to_string(kMaxInventoryMembers)),
+            std::string::npos)
+      << r.error().message;
+  // Where the first member over the limit starts: 2 header lines, 4 lines per member.
+  EXPECT_TRUE(r.error().message.starts_with(
+      "fleet.toml:" + std::to_string(4 + 4 * kMaxInventoryMembers) + ":1: "))
+      << r.error().message;
+
+  Inventory most = sample("fleet.toml");
+  most.members.clear();
+  for (std::size_t i = 0; i < kMaxInventoryMembers; ++i)
+    most.members.push_back({.name = "m" + std::to_string(i)});
+  EXPECT_TRUE(parseInventory(renderInventory(most), "fleet.toml"));
+}
+
 TEST(Inventory, MissingFileIsNoInventoryAndSaveIsPrivateAndAtomic) {
   ScratchDir dir;
   const std::string path = dir.path() + "/etcd-fleet/fleet.toml";
@@ -156,6 +211,12 @@ TEST(Inventory, CommandsUseItsEndpointsUnlessEndpointsAreGiven) {
   g = globalOptions(plain, noPrompt, noEnv);
   ASSERT_FALSE(g);
   EXPECT_NE(g.error().message.find(path + ":2:1"), std::string::npos) << g.error().message;
+  EXPECT_EQ(g.error().code, Errc::kFailedPrecondition) << "exit code 1, not 128 (bad flags)";
+
+  // With --endpoints the inventory is not even read: a damaged one does not matter.
+  ASSERT_TRUE(writeFileAtomic(path, "[cluster]\ntoken = \"unterminated\n", 0600));
+  g = globalOptions(explicit_endpoints, noPrompt, noEnv);
+  ASSERT_TRUE(g) << g.error().message;
 }
 
 }  // namespace

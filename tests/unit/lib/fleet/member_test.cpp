@@ -126,6 +126,24 @@ TEST_F(Members, RemoveRefusesToLoseQuorumUnlessForced) {
   EXPECT_EQ(w.progress.warnings[0].rfind("--force: ", 0), 0u) << w.progress.warnings[0];
 }
 
+// etcd's refusal comes as UNAVAILABLE through the endpoint that answered (a healthy one): the
+// error must name the member that is down, not blame that endpoint.
+TEST_F(Members, ForcedRemoveRefusedByEtcdNamesTheMemberThatIsDownNotTheEndpointThatAnswered) {
+  hosts[1]->up = false;  // m2 down
+  w.fleet.failNext("removeMember",
+                   {Errc::kFailedPrecondition,
+                    "remove member 1: etcdserver: unhealthy cluster (endpoint 127.0.0.11:2379 is "
+                    "unavailable; check that etcd runs there and that --endpoints is right)"});
+  auto forced = remove("m3", /*force=*/true);
+  ASSERT_FALSE(forced);
+  const std::string& why = forced.error().message;
+  EXPECT_EQ(forced.error().code, Errc::kFailedPrecondition);
+  EXPECT_NE(why.find("m2 (http://127.0.0.12:2379) is down"), std::string::npos) << why;
+  EXPECT_EQ(why.find("127.0.0.11"), std::string::npos) << "m1 is healthy: " << why;
+  EXPECT_NE(why.find("remove member m3"), std::string::npos) << why;
+  EXPECT_EQ(w.fleet.members().size(), 3u);
+}
+
 TEST_F(Members, RemoveByHexIdIsEtcdctlsFormAndStillWipesAKnownAgent) {
   fleet::RemoveTarget target;
   auto r = remove(membership::hexId(hosts[2]->member_id), false, &target);

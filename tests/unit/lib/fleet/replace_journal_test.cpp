@@ -63,7 +63,7 @@ TEST(ReplaceJournal, AnotherHostAddsAndPromotesBeforeRemovingTheOldMember) {
 
 TEST(ReplaceJournal, TheSameHostRemovesAndWipesTheOldMemberFirst) {
   ReplaceRequest same{.name = "m2"};
-  auto j = planReplace(threeMembers(), same, targetOn("127.0.0.12", "m2"), true, "t");
+  auto j = planReplace(threeMembers(), same, targetOn("127.0.0.12", "m2"), false, "t");
   ASSERT_TRUE(j) << j.error().message;
   EXPECT_EQ(j->order, ReplaceOrder::kRemoveFirst);
   EXPECT_EQ(j->new_host, "127.0.0.12");
@@ -76,7 +76,7 @@ TEST(ReplaceJournal, TheSameHostRemovesAndWipesTheOldMemberFirst) {
 
   // --with naming the member's own agent is the same host too.
   auto explicitSame = planReplace(threeMembers(), with("m2", "127.0.0.12"),
-                                  targetOn("127.0.0.12", "m2"), true, "t");
+                                  targetOn("127.0.0.12", "m2"), false, "t");
   ASSERT_TRUE(explicitSame);
   EXPECT_EQ(explicitSame->order, ReplaceOrder::kRemoveFirst);
 }
@@ -102,7 +102,8 @@ TEST(ReplaceJournal, AnotherHostWithTheOldMemberDownRemovesItFirst) {
   EXPECT_EQ(j->order, ReplaceOrder::kLearnerFirst);
 
   // The same host is remove-first whatever the old member's health.
-  auto same = planReplace(threeMembers(), {.name = "m2"}, targetOn("127.0.0.12", "m2"), true, "t");
+  auto same = planReplace(threeMembers(), {.name = "m2", .force = true},
+                          targetOn("127.0.0.12", "m2"), true, "t");
   ASSERT_TRUE(same);
   EXPECT_EQ(same->order, ReplaceOrder::kRemoveFirst);
   EXPECT_TRUE(sameHost(*same));
@@ -256,7 +257,33 @@ TEST(ReplaceJournal, RefusesWhatItCanTellWithoutTheCluster) {
   // The same host's agent holds the old member itself: that is expected, not a refusal.
   auto self = targetOn("127.0.0.12", "m2");
   self.existing_cluster_token = "prod";
-  EXPECT_TRUE(planReplace(inv, {.name = "m2"}, self, true, "t"));
+  EXPECT_TRUE(planReplace(inv, {.name = "m2"}, self, false, "t"));
+}
+
+// Replacing a healthy member on its own host takes it out before its replacement exists: only
+// with --force, and the refusal says why and what else to do.
+TEST(ReplaceJournal, AHealthyMemberOnItsOwnHostIsReplacedOnlyWithForce) {
+  auto refused =
+      planReplace(threeMembers(), {.name = "m2"}, targetOn("127.0.0.12", "m2"), true, "t");
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code, Errc::kFailedPrecondition);
+  const std::string& why = refused.error().message;
+  EXPECT_NE(why.find("member m2 ("), std::string::npos) << why;
+  EXPECT_NE(why.find("is healthy"), std::string::npos) << why;
+  EXPECT_NE(why.find("one voter short"), std::string::npos) << why;
+  EXPECT_NE(why.find("--force"), std::string::npos) << why;
+  EXPECT_NE(why.find("--with HOST"), std::string::npos) << why;
+  EXPECT_FALSE(planReplace(threeMembers(), with("m2", "127.0.0.12"), targetOn("127.0.0.12", "m2"),
+                           true, "t"))
+      << "--with its own agent is the same host";
+
+  auto forced = planReplace(threeMembers(), {.name = "m2", .force = true},
+                            targetOn("127.0.0.12", "m2"), true, "t");
+  ASSERT_TRUE(forced) << forced.error().message;
+  EXPECT_EQ(forced->order, ReplaceOrder::kRemoveFirst);
+  // Another host adds the new member first: no --force needed.
+  EXPECT_TRUE(planReplace(threeMembers(), with("m2", "127.0.0.14"), targetOn("127.0.0.14", "m4"),
+                          true, "t"));
 }
 
 TEST(ReplaceJournal, FinishingReplacesTheOldEntryInPlaceAndClearsTheJournal) {

@@ -22,9 +22,9 @@ struct Replace : ::testing::Test {
     w.saveInventoryOf("prod", hosts);
   }
 
-  Result<fleet::ReplaceMemberReport> replace(const std::string& name,
-                                             const std::string& with = "") {
-    fleet::ReplaceRequest what{.name = name};
+  Result<fleet::ReplaceMemberReport> replace(const std::string& name, const std::string& with = "",
+                                             bool force = false) {
+    fleet::ReplaceRequest what{.name = name, .force = force};
     if (!with.empty()) {
       what.with = with;
       what.with_agent = fleet::agentAddress(with);
@@ -69,9 +69,21 @@ TEST_F(Replace, OntoAnotherHostAddsAndPromotesTheNewMemberBeforeRemovingTheOld) 
   EXPECT_TRUE(w.progress.said("[6/6] stop and wipe the old member"));
 }
 
+TEST_F(Replace, AHealthyMemberOnItsOwnHostIsRefusedWithoutForceAndNothingChanges) {
+  auto r = replace("m2");
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, Errc::kFailedPrecondition);
+  EXPECT_NE(r.error().message.find("is healthy"), std::string::npos) << r.error().message;
+  EXPECT_NE(r.error().message.find("--force"), std::string::npos) << r.error().message;
+  EXPECT_EQ(memberNames(), (std::vector<std::string>{"m1", "m2", "m3"}));
+  EXPECT_EQ(firstCall("cluster removeMember"), w.fleet.calls().size()) << "nothing removed";
+  EXPECT_TRUE(w.inventory().replace.empty()) << "no journal";
+  EXPECT_TRUE(hosts[1]->plan) << "not wiped";
+}
+
 TEST_F(Replace, OnTheSameHostRemovesAndWipesTheOldMemberFirst) {
   const auto old_id = hosts[1]->member_id;
-  auto r = replace("m2");
+  auto r = replace("m2", "", /*force=*/true);
   ASSERT_TRUE(r) << r.error().message;
   EXPECT_EQ(r->journal.order, ReplaceOrder::kRemoveFirst);
   EXPECT_LT(firstCall("cluster removeMember"), firstCall("cluster addLearner"));
@@ -147,7 +159,7 @@ TEST_P(Interrupted, AtThisStepTheSameCommandResumesAndFinishes) {
   const std::string fault = callOf(step, *hosts[1], target);
   w.fleet.failNext(fault, Error{Errc::kUnavailable, "connection lost"});
 
-  auto first = replace("m2", with);
+  auto first = replace("m2", with, /*force=*/same_host);
   ASSERT_FALSE(first) << "the fault in " << fault << " must stop the flow";
   EXPECT_EQ(first.error().code, Errc::kFailedPrecondition);
   EXPECT_NE(first.error().message.find("re-run `etcd-fleet member replace m2"), std::string::npos)

@@ -25,6 +25,29 @@ TEST(Waits, ReachAgentRetriesUntilTheAgentAnswersOrTheTimeoutPasses) {
   EXPECT_EQ(up->member_name(), "m1");
 }
 
+// Each attempt gets what is left of the timeout, and the agent client names it in its error
+// ("no answer within 4.99999982s"): the error must name the timeout the operator gave.
+TEST(Waits, ReachAgentThatNeverAnswersNamesTheTimeoutAsGiven) {
+  FleetWorld w;
+  auto& h = w.fleet.addHost(11, "m1");
+  struct SilentAgents final : fleet::AgentDialer {
+    explicit SilentAgents(FleetWorld& world) : w(world) {}
+    Result<std::unique_ptr<fleet::AgentApi>> dial(const std::string& address,
+                                                  Duration timeout) const override {
+      // As AgentClient words a call that ran out of its deadline.
+      w.fleet.failNext("status@" + address, {Errc::kDeadlineExceeded,
+                                             "agent " + address + ": status: no answer within " +
+                                                 formatDuration(timeout)});
+      return w.agents.dial(address, timeout);
+    }
+    FleetWorld& w;
+  } silent(w);
+  auto r = fleet::reachAgent(silent, h.address, w.clock, std::chrono::seconds(5));
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, Errc::kDeadlineExceeded);
+  EXPECT_EQ(r.error().message, "agent " + h.address + ": no answer within 5s");
+}
+
 TEST(Waits, MemberHealthyEndsAtOnceOnACrashLoopAndAtTheDeadlineOtherwise) {
   FleetWorld w;
   auto& h = w.fleet.addHost(11, "m1");
