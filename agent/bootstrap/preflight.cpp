@@ -4,7 +4,6 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -13,6 +12,7 @@
 #include <filesystem>
 #include <vector>
 
+#include "agent/config/etcd_binary.hpp"
 #include "common/file_util.hpp"
 
 namespace etcdagent::agent {
@@ -30,45 +30,7 @@ v1::PreflightCheck* check(v1::PreflightResponse& r, const std::string& name, boo
   return c;
 }
 
-// Runs `binary --version` and returns its stdout (bounded: etcd answers at once).
-std::string runVersion(const std::string& binary) {
-  int out[2];
-  if (pipe2(out, O_CLOEXEC) != 0) return {};
-  pid_t pid = fork();
-  if (pid < 0) {
-    close(out[0]);
-    close(out[1]);
-    return {};
-  }
-  if (pid == 0) {
-    dup2(out[1], 1);
-    int devnull = open("/dev/null", O_WRONLY);
-    dup2(devnull, 2);
-    execl(binary.c_str(), binary.c_str(), "--version", static_cast<char*>(nullptr));
-    _exit(127);
-  }
-  close(out[1]);
-  std::string text;
-  char buf[4096];
-  ssize_t n;
-  while ((n = read(out[0], buf, sizeof buf)) > 0 && text.size() < 65536)
-    text.append(buf, static_cast<std::size_t>(n));
-  close(out[0]);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? text : std::string();
-}
-
 }  // namespace
-
-std::string parseEtcdVersion(const std::string& output) {
-  const std::string needle = "etcd Version: ";
-  auto pos = output.find(needle);
-  if (pos == std::string::npos) return {};
-  auto end = output.find('\n', pos);
-  return output.substr(pos + needle.size(),
-                       end == std::string::npos ? std::string::npos : end - pos - needle.size());
-}
 
 bool portFree(const std::string& host, int port) {
   sockaddr_storage addr{};
@@ -189,12 +151,13 @@ v1::PreflightResponse preflight(const PreflightInput& in) {
   }
 
   // The etcd binary and its version.
-  std::string version = parseEtcdVersion(runVersion(cfg.etcd.binary));
-  r.set_etcd_version(version);
-  check(r, "etcd binary", !version.empty(),
-        version.empty() ? cfg.etcd.binary + " is missing or does not run (install etcd-server)"
-                        : cfg.etcd.binary + " is etcd " + version);
-  ok = ok && !version.empty();
+  // The same bounded probe as the agent's start (agent/config/etcd_binary).
+  const auto version = probeEtcdBinary(cfg.etcd.binary);
+  r.set_etcd_version(version ? *version : std::string());
+  check(r, "etcd binary", version.has_value(),
+        version ? cfg.etcd.binary + " is etcd " + *version
+                : version.error().message + " (install etcd-server)");
+  ok = ok && version.has_value();
 
   // Disk latency.
   std::error_code ec;

@@ -22,9 +22,6 @@ struct PreflightInput {
 
 v1::PreflightResponse preflight(const PreflightInput& in);
 
-// "etcd Version: 3.4.23\n..." -> "3.4.23"; "" when unknown.
-std::string parseEtcdVersion(const std::string& output);
-
 // The first port >= `from` on `host` that nobody listens on and that is not in `avoid` (0 if
 // none below 65536).
 int findFreePort(const std::string& host, int from, const std::vector<int>& avoid = {});
