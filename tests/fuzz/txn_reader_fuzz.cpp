@@ -13,8 +13,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto txn = etcdagent::fleet::readTxn(in);
   if (txn) {
     // A request that was read has at most what the input could describe.
-    if (static_cast<std::size_t>(txn->compare_size() + txn->success_size() + txn->failure_size()) >
-        size) {
+    const auto ops = static_cast<std::size_t>(txn->compare_size()) +
+                     static_cast<std::size_t>(txn->success_size()) +
+                     static_cast<std::size_t>(txn->failure_size());
+    if (ops > size) {
       __builtin_trap();
     }
   }

@@ -98,9 +98,10 @@ TEST(Errors, DamagedFleetInventoryIsAnErrorNamingFileLineAndColumnNeverAnAbort) 
   const std::map<std::string, std::string> damaged = {
       {"unterminated", "[cluster]\ntoken = \"prod-1\n"},
       {"utf8", "[cluster]\ntoken = \"a\xff\xfe\"\n"},
+      // 14 bytes, NULs included: an ELF header's start.
       {"binary", std::string("\x7f"
                              "ELF\x02\x01\x01\0\0\0\xff\xfe\x00\x10",
-                             16)},
+                             14)},
       {"truncated", "[cluster]\ntoken = \"t\"\n\n[[member]]\nname = \"m1\"\nclient_u"},
       {"empty", ""},
   };
