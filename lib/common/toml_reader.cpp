@@ -2,9 +2,13 @@
 
 #include <algorithm>
 
+#include "common/toml_screen.hpp"
+
 namespace etcdagent {
 
 Result<toml::table> parseToml(std::string_view text, std::string_view source) {
+  // What toml++ cannot be trusted with never reaches it (toml_screen.hpp).
+  if (auto screened = screenToml(text, source); !screened) return std::unexpected(screened.error());
   try {
     return toml::parse(text, source);
   } catch (const toml::parse_error& e) {
