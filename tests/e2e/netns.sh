@@ -96,11 +96,10 @@ netns_init() {
   fi
   NETNS_DIR=$(mktemp -d /tmp/etcd-agent-netns.XXXXXX)
   : >"$NETNS_DIR/created"
-  if declare -F hosts_teardown >/dev/null; then
-    # hosts.sh's teardown calls us once every host is down: a namespace is only gone once no
-    # host holds it.
-    HOSTS_TEARDOWN_HOOKS+=(netns_finish)
-  else
+  # With hosts.sh, its teardown calls us once every host is down (a namespace is only gone once
+  # no host holds it); until hosts_init installs that teardown, ours stands in.
+  declare -F hosts_teardown >/dev/null && HOSTS_TEARDOWN_HOOKS+=(netns_finish)
+  if ! declare -F hosts_teardown >/dev/null || [ -z "${HOSTS_DIR:-}" ]; then
     trap netns_exit EXIT
     trap 'exit 130' INT
     trap 'exit 143' TERM
