@@ -1,8 +1,10 @@
 # shellcheck shell=bash
 # Test hosts: this machine's own OS booted with systemd in systemd-nspawn, each over its own overlay
 # whose single lower layer is / (read-only, shared by every host), so a host can install packages,
-# run services and lose power without changing anything of the machine. The hosts share the
-# machine's network namespace: give each one its own loopback address.
+# run services and lose power without changing anything of the machine. By default the hosts share
+# the machine's network namespace: give each one its own loopback address. With
+# HOSTS_NETWORK=netns each host joins the network namespace that netns.sh made for its name
+# (netns_add NAME INDEX before host_start NAME): its own stack, lo and eth0 = 192.0.2.INDEX.
 #
 # Source this file, then:
 #   hosts_init                      create the work dir, install the EXIT trap (teardown)
@@ -25,6 +27,8 @@ HOSTS_BOOT_TIMEOUT=${HOSTS_BOOT_TIMEOUT:-90}   # seconds until a host's systemd 
 HOSTS_STOP_TIMEOUT=${HOSTS_STOP_TIMEOUT:-60}   # seconds for an orderly poweroff
 HOSTS_DIR=""
 HOSTS_NSPAWN_ARGS=()   # more systemd-nspawn arguments for every host (e.g. --bind-ro=SRC:DST)
+HOSTS_NETWORK=${HOSTS_NETWORK:-shared} # shared (the machine's network) or netns (see netns.sh)
+HOSTS_TEARDOWN_HOOKS=() # commands hosts_teardown runs once every host is down (netns_finish)
 # Units of the machine that would start in every host and are not ours to run there: Debian's
 # etcd (it binds 127.0.0.1:2379 and has its own data), PostgreSQL, and whatever would reach the
 # network or only burn CPU on a test host (apt's daily downloads, NTP, periodic jobs).
@@ -130,6 +134,22 @@ host_start() {
   echo "$name" >"$d/root/etc/hostname"
   local args=(--register=no --keep-unit --boot -D "$d/root" -M "e2e-$$-$name"
     "${HOSTS_NSPAWN_ARGS[@]}")
+  case $HOSTS_NETWORK in
+    shared) ;;
+    netns)
+      local netns=""
+      declare -F netns_path >/dev/null && netns=$(netns_path "$name")
+      if [ -z "$netns" ] || [ ! -e "$netns" ]; then
+        hosts_log "host $name: no network namespace for it (source netns.sh, netns_add $name N)"
+        return 1
+      fi
+      args+=("--network-namespace-path=$netns")
+      ;;
+    *)
+      hosts_log "HOSTS_NETWORK=$HOSTS_NETWORK: use shared or netns"
+      return 1
+      ;;
+  esac
   for unit in "${masked[@]}"; do
     args+=("--bind-ro=/dev/null:/etc/systemd/system/$unit")
   done
@@ -238,10 +258,16 @@ host_poweroff() {
 # A power cut: SIGKILL to the container's PID 1 ends every process of its PID namespace; then
 # nspawn itself.
 host_kill() {
-  local name=$1 d pid
+  local name=$1 d pid child
   d=$(host_dir "$name")
   if pid=$(host_leader_pid "$name"); then
     kill -KILL "$pid" 2>/dev/null || true
+  elif pid=$(host_nspawn_pid "$name"); then
+    # Its PID 1 is not recorded yet (host_wait has not seen it): it is a child of the nspawn, and
+    # a SIGKILL to the nspawn alone would leave the host's systemd running without it.
+    local children=()
+    read -ra children 2>/dev/null <"/proc/$pid/task/$pid/children" || true
+    for child in "${children[@]}"; do kill -KILL "$child" 2>/dev/null || true; done
   fi
   if pid=$(host_nspawn_pid "$name"); then
     host_wait_exit "$name" 10 || kill -KILL "$pid" 2>/dev/null || true
@@ -256,13 +282,16 @@ host_kill() {
 # in it, so an orderly shutdown would only cost time (and a host whose halt fails would hang
 # there until killed anyway).
 hosts_teardown() {
-  local rc=$? d name busy=0
+  local rc=$? d name busy=0 hook
   trap - EXIT INT TERM
   if [ -n "$HOSTS_WATCHDOG_PID" ]; then
     kill -TERM "$HOSTS_WATCHDOG_PID" 2>/dev/null || true
     wait "$HOSTS_WATCHDOG_PID" 2>/dev/null || true
   fi
-  [ -n "$HOSTS_DIR" ] && [ -d "$HOSTS_DIR/hosts" ] || exit "$rc"
+  if [ -z "$HOSTS_DIR" ] || [ ! -d "$HOSTS_DIR/hosts" ]; then
+    for hook in "${HOSTS_TEARDOWN_HOOKS[@]}"; do "$hook" || true; done
+    exit "$rc"
+  fi
   for d in "$HOSTS_DIR"/hosts/*/; do
     name=$(basename "$d")
     host_kill "$name" || true
@@ -274,5 +303,6 @@ hosts_teardown() {
   # --one-file-system: even if a mount were left behind, never descend into it (its lower
   # layer is the machine's /).
   [ "$busy" = 0 ] && rm -rf --one-file-system "$HOSTS_DIR"
+  for hook in "${HOSTS_TEARDOWN_HOOKS[@]}"; do "$hook" || true; done
   exit "$rc"
 }
