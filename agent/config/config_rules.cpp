@@ -9,6 +9,7 @@
 #include "agent/config/listen_address.hpp"
 #include "agent/config/member_name.hpp"
 #include "common/duration.hpp"
+#include "common/strings.hpp"
 
 namespace etcdagent::agent {
 namespace {

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <array>
 
+#include "common/strings.hpp"
+
 namespace etcdagent::agent {
 namespace {
 
@@ -32,25 +34,6 @@ std::optional<std::string> memberNameProblem(std::string_view name) {
            std::string(name) + " for itself";
   }
   return std::nullopt;
-}
-
-std::string quoteForMessage(std::string_view value) {
-  constexpr std::size_t kShown = 64;
-  std::string out = "\"";
-  for (char c : value.substr(0, kShown)) {
-    const auto u = static_cast<unsigned char>(c);
-    if (u < 0x20 || u == 0x7f) {
-      static constexpr char kHex[] = "0123456789abcdef";
-      out += "\\x";
-      out += kHex[u >> 4];
-      out += kHex[u & 15];
-    } else {
-      out += c;
-    }
-  }
-  out += "\"";
-  if (value.size() > kShown) out += "... (" + std::to_string(value.size()) + " characters)";
-  return out;
 }
 
 }  // namespace etcdagent::agent

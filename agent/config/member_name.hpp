@@ -16,8 +16,4 @@ inline constexpr std::size_t kMaxMemberNameLength = 63;
 // the directories etcd-agent keeps beside the members in data_root ("discovery", "restore").
 std::optional<std::string> memberNameProblem(std::string_view name);
 
-// `value` quoted for a message, cut after 64 characters: a 1 MB value must not make a 1 MB
-// message (printed on every start).
-std::string quoteForMessage(std::string_view value);
-
 }  // namespace etcdagent::agent

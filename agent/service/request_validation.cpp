@@ -8,6 +8,7 @@
 
 #include "agent/bootstrap/discovery_registry.hpp"
 #include "agent/supervisor/etcd_flags.hpp"
+#include "common/strings.hpp"
 
 namespace etcdagent::agent {
 namespace {
@@ -16,15 +17,6 @@ constexpr std::uint64_t kMaxSnapshotBytes = 64ULL << 30;  // etcd's quota tops o
 
 Result<void> invalid(const std::string& field, const std::string& why) {
   return fail(Errc::kInvalidArgument, field + ": " + why);
-}
-
-// A value quoted for a message: cut short, control characters shown as '?'.
-std::string shown(std::string_view value) {
-  std::string out;
-  for (char c : value.substr(0, 64)) {
-    out += std::isprint(static_cast<unsigned char>(c)) ? c : '?';
-  }
-  return "\"" + out + (value.size() > 64 ? "...\"" : "\"");
 }
 
 bool nameChar(char c) {
@@ -50,7 +42,7 @@ Result<void> validateAuthority(std::string_view authority, const std::string& fi
   unsigned value = 0;
   auto [p, ec] = std::from_chars(port.data(), port.data() + port.size(), value);
   if (ec != std::errc() || p != port.data() + port.size() || value == 0 || value > 65535) {
-    return invalid(field, "port " + shown(port) + " is not 1..65535");
+    return invalid(field, "port " + quoteForMessage(port) + " is not 1..65535");
   }
   if (host.starts_with('[')) {
     if (!host.ends_with(']') || host.size() < 4) return invalid(field, "a malformed [IPv6] host");
@@ -64,7 +56,8 @@ Result<void> validateAuthority(std::string_view authority, const std::string& fi
   const bool ok = std::all_of(host.begin(), host.end(), [](char c) {
     return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.' || c == '_';
   });
-  if (!ok) return invalid(field, "host " + shown(host) + " is not a host name or address");
+  if (!ok)
+    return invalid(field, "host " + quoteForMessage(host) + " is not a host name or address");
   return {};
 }
 
@@ -80,7 +73,7 @@ Result<std::vector<std::pair<std::string, std::string>>> parseInitialCluster(
     const auto eq = entry.find('=');
     if (eq == std::string::npos) {
       return fail(Errc::kInvalidArgument,
-                  field + ": entry " + shown(entry) + " is not NAME=PEER_URL");
+                  field + ": entry " + quoteForMessage(entry) + " is not NAME=PEER_URL");
     }
     const std::string name = entry.substr(0, eq);
     const std::string url = entry.substr(eq + 1);
@@ -193,10 +186,11 @@ Result<void> validateName(const std::string& value, const std::string& field) {
         field, std::to_string(value.size()) + " bytes: at most " + std::to_string(kMaxNameBytes));
   }
   if (!std::isalnum(static_cast<unsigned char>(value[0]))) {
-    return invalid(field, shown(value) + " must start with a letter or a digit");
+    return invalid(field, quoteForMessage(value) + " must start with a letter or a digit");
   }
   if (!std::all_of(value.begin(), value.end(), nameChar)) {
-    return invalid(field, shown(value) + " may hold only letters, digits, '.', '_' and '-'");
+    return invalid(field,
+                   quoteForMessage(value) + " may hold only letters, digits, '.', '_' and '-'");
   }
   return {};
 }
@@ -217,11 +211,11 @@ Result<void> validateHttpUrl(const std::string& value, const std::string& field,
   } else if (rest.starts_with("https://")) {
     rest.remove_prefix(8);
   } else {
-    return invalid(field, shown(value) + " is not an http:// or https:// URL");
+    return invalid(field, quoteForMessage(value) + " is not an http:// or https:// URL");
   }
   const auto slash = rest.find_first_of("/?#");
   if (slash != std::string_view::npos && !allow_path && rest.substr(slash) != "/") {
-    return invalid(field, shown(value) + ": a peer URL has no path");
+    return invalid(field, quoteForMessage(value) + ": a peer URL has no path");
   }
   return validateAuthority(rest.substr(0, slash), field);
 }

@@ -21,4 +21,23 @@ std::vector<std::string> splitComma(std::string_view text, SplitRules rules) {
   }
 }
 
+std::string quoteForMessage(std::string_view value) {
+  constexpr std::size_t kShown = 64;
+  std::string out = "\"";
+  for (char c : value.substr(0, kShown)) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7f) {
+      static constexpr char kHex[] = "0123456789abcdef";
+      out += "\\x";
+      out += kHex[u >> 4];
+      out += kHex[u & 15];
+    } else {
+      out += c;
+    }
+  }
+  out += "\"";
+  if (value.size() > kShown) out += "... (" + std::to_string(value.size()) + " characters)";
+  return out;
+}
+
 }  // namespace etcdagent

@@ -1,8 +1,8 @@
 #pragma once
 
-// Splitting and trimming of the comma-separated lists that flags and config values hold
-// (--endpoints, --peer-urls, --hosts, [bootstrap] join): one splitter, whose rules each caller
-// states, instead of one loop per caller with rules of its own.
+// Small string helpers used across the code: the splitting and trimming of the comma-separated
+// lists that flags and config values hold (--endpoints, --peer-urls, --hosts, [bootstrap] join:
+// one splitter, whose rules each caller states), and quoting a value for an error message.
 
 #include <string>
 #include <string_view>
@@ -21,5 +21,9 @@ struct SplitRules {
 // Splits at every ','. With the default rules this is Go's strings.Split(text, ","): "" gives one
 // empty item and "a,,b" three. An empty `text` with skip_empty gives no item.
 std::vector<std::string> splitComma(std::string_view text, SplitRules rules = {});
+
+// `value` quoted for a message, control characters as \xNN, cut after 64 characters: a 1 MB
+// value from a config file or a request must not make a 1 MB message (printed on every start).
+std::string quoteForMessage(std::string_view value);
 
 }  // namespace etcdagent

@@ -19,11 +19,5 @@ TEST(MemberName, DotsSlashesAndLongNamesAreRefused) {
   EXPECT_NE(memberNameProblem("discovery")->find("reserved"), std::string::npos);
 }
 
-TEST(MemberName, MessagesShowAShortPrintableValue) {
-  EXPECT_EQ(quoteForMessage("a\nb"), "\"a\\x0ab\"");
-  const std::string q = quoteForMessage(std::string(1000, 'x'));
-  EXPECT_EQ(q, "\"" + std::string(64, 'x') + "\"... (1000 characters)");
-}
-
 }  // namespace
 }  // namespace etcdagent::agent

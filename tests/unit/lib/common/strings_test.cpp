@@ -36,5 +36,12 @@ TEST(TrimSpace, StripsAsciiWhitespaceAtBothEndsOnly) {
   EXPECT_EQ(trimSpace("x"), "x");
 }
 
+TEST(QuoteForMessage, ShowsAShortValueWithItsControlCharactersEscaped) {
+  EXPECT_EQ(quoteForMessage("a\nb"), "\"a\\x0ab\"");
+  EXPECT_EQ(quoteForMessage("caf\xc3\xa9"), "\"caf\xc3\xa9\"");
+  const std::string q = quoteForMessage(std::string(1000, 'x'));
+  EXPECT_EQ(q, "\"" + std::string(64, 'x') + "\"... (1000 characters)");
+}
+
 }  // namespace
 }  // namespace etcdagent
