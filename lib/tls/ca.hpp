@@ -13,7 +13,9 @@
 
 namespace etcdagent::tls {
 
-inline constexpr std::chrono::seconds kCaValidity = std::chrono::years(10);
+// Ten calendar years whatever the leap days (2 or 3 in ten years), in whole days so the CA
+// expires at the time of day it was made.
+inline constexpr std::chrono::seconds kCaValidity = std::chrono::days(3653);
 inline constexpr std::string_view kCaCommonNamePrefix = "etcd-fleet CA ";
 
 struct Ca {

@@ -59,7 +59,7 @@ Result<CertificateInfo> inspectCertificate(const Certificate& cert) {
   GeneralNamesPtr sans(
       static_cast<GENERAL_NAMES*>(X509_get_ext_d2i(x, NID_subject_alt_name, &crit, nullptr)));
   if (sans) {
-    auto names = fromGeneralNames(sans.get());
+    auto names = fromGeneralNames(sans.get(), OtherSanKinds::kSkip);
     if (!names) return fail(names.error().context("certificate " + info.subject));
     info.sans = std::move(*names);
   }

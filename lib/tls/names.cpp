@@ -138,7 +138,8 @@ Result<GeneralNamesPtr> toGeneralNames(const std::vector<std::string>& names) {
   return gens;
 }
 
-Result<std::vector<std::string>> fromGeneralNames(const GENERAL_NAMES* names) {
+Result<std::vector<std::string>> fromGeneralNames(const GENERAL_NAMES* names,
+                                                  OtherSanKinds others) {
   std::vector<std::string> out;
   const int n = sk_GENERAL_NAME_num(names);
   for (int i = 0; i < n; ++i) {
@@ -158,7 +159,7 @@ Result<std::vector<std::string>> fromGeneralNames(const GENERAL_NAMES* names) {
                     "an IP address SAN of " + std::to_string(len) + " bytes (4 or 16 expected)");
       }
       out.emplace_back(text.data());
-    } else {
+    } else if (others == OtherSanKinds::kRefuse) {
       static constexpr std::array<const char*, 9> kKinds = {
           "otherName",      "e-mail", "DNS", "X.400 address", "directory name",
           "EDI party name", "URI",    "IP",  "registered ID"};

@@ -35,9 +35,14 @@ Result<void> validateCommonName(std::string_view cn);
 
 // The GENERAL_NAMES of a subjectAltName extension for canonical names.
 Result<GeneralNamesPtr> toGeneralNames(const std::vector<std::string>& names);
-// The names of a subjectAltName extension; a kind other than IP and DNS (e-mail, URI, ...) is
+// What fromGeneralNames does with a SAN kind other than IP and DNS (e-mail, URI, ...): a request
+// asking for one is refused; a certificate from elsewhere that has one is still readable.
+enum class OtherSanKinds { kRefuse, kSkip };
+
+// The IP and DNS names of a subjectAltName extension; with OtherSanKinds::kRefuse another kind is
 // kInvalidArgument naming it.
-Result<std::vector<std::string>> fromGeneralNames(const GENERAL_NAMES* names);
+Result<std::vector<std::string>> fromGeneralNames(const GENERAL_NAMES* names,
+                                                  OtherSanKinds others = OtherSanKinds::kRefuse);
 
 // The subject's (or issuer's) common name, "" when it has none.
 std::string commonNameOf(const X509_NAME* name);
