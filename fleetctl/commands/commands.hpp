@@ -20,5 +20,6 @@ std::vector<Command> agentCommands();        // agent status, autostart ...
 std::vector<Command> discoveryCommands();    // discovery new
 std::vector<Command> bootstrapCommands();    // bootstrap
 std::vector<Command> statusCommands();       // status
+std::vector<Command> tokenCommands();        // token create, list, revoke
 
 }  // namespace etcdagent::fleet
