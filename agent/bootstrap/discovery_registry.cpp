@@ -92,24 +92,6 @@ constexpr std::size_t kMaxValueBytes = 4096;  // _config/size is written when th
 
 }  // namespace
 
-std::optional<std::chrono::system_clock::time_point> parseRfc3339(const std::string& text) {
-  std::tm tm{};
-  const char* end = ::strptime(text.c_str(), "%Y-%m-%dT%H:%M:%SZ", &tm);
-  if (end == nullptr || *end != '\0') return std::nullopt;
-  const std::time_t t = ::timegm(&tm);
-  if (t == static_cast<std::time_t>(-1)) return std::nullopt;
-  return std::chrono::system_clock::from_time_t(t);
-}
-
-std::string formatRfc3339(std::chrono::system_clock::time_point t) {
-  const std::time_t tt = std::chrono::system_clock::to_time_t(t);
-  std::tm tm{};
-  gmtime_r(&tt, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
 std::string randomDiscoveryToken() {
   unsigned char bytes[16];
   std::size_t got = 0;

@@ -32,6 +32,7 @@
 #include <string>
 #include <vector>
 
+#include "common/duration.hpp"  // parseRfc3339, formatRfc3339: the tokens' created_at
 #include "common/error.hpp"
 #include "etcdagent/v1/agent.pb.h"
 
@@ -44,10 +45,6 @@ struct DiscoveryLimits {
   std::chrono::seconds complete_ttl = std::chrono::hours(24 * 7);
   std::size_t max_live_tokens = 64;
 };
-
-// Parses the RFC 3339 UTC timestamps this agent writes ("2026-11-30T05:32:53Z").
-std::optional<std::chrono::system_clock::time_point> parseRfc3339(const std::string& text);
-std::string formatRfc3339(std::chrono::system_clock::time_point t);
 
 struct DiscoveryRequest {
   std::string method;                        // GET, PUT, ...

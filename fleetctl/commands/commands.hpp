@@ -21,5 +21,6 @@ std::vector<Command> discoveryCommands();    // discovery new
 std::vector<Command> bootstrapCommands();    // bootstrap
 std::vector<Command> statusCommands();       // status
 std::vector<Command> caCommands();           // ca init, ca show
+std::vector<Command> tokenCommands();        // token create, list, revoke
 
 }  // namespace etcdagent::fleet

@@ -123,12 +123,25 @@ std::string formatDuration(Duration d) {
 }
 
 std::string nowRfc3339() {
-  const std::time_t t = std::time(nullptr);
+  return formatRfc3339(std::chrono::system_clock::now());
+}
+
+std::string formatRfc3339(std::chrono::system_clock::time_point t) {
+  const std::time_t tt = std::chrono::system_clock::to_time_t(t);
   std::tm tm{};
-  gmtime_r(&t, &tm);
+  gmtime_r(&tt, &tm);
   char buf[32];
   std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
   return buf;
+}
+
+std::optional<std::chrono::system_clock::time_point> parseRfc3339(const std::string& text) {
+  std::tm tm{};
+  const char* end = ::strptime(text.c_str(), "%Y-%m-%dT%H:%M:%SZ", &tm);
+  if (end == nullptr || *end != '\0') return std::nullopt;
+  const std::time_t t = ::timegm(&tm);
+  if (t == static_cast<std::time_t>(-1)) return std::nullopt;
+  return std::chrono::system_clock::from_time_t(t);
 }
 
 }  // namespace etcdagent

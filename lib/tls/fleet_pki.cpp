@@ -111,6 +111,18 @@ Result<FleetPki> initFleetPki(const std::string& inventory_path,
   return FleetPki{std::move(paths), std::move(*ca), std::move(*fleet_cert), std::move(*fleet_key)};
 }
 
+Result<std::string> fleetCaHash(const std::string& inventory_path) {
+  const FleetPkiPaths paths = fleetPkiPaths(inventory_path);
+  if (!exists(paths.ca_cert)) {
+    return fail(
+        Errc::kFailedPrecondition,
+        "no fleet CA yet: run `etcd-fleet ca init` first (looked for " + paths.ca_cert + ")");
+  }
+  auto cert = Certificate::load(paths.ca_cert);
+  if (!cert) return fail(cert.error());
+  return spkiSha256Hex(*cert);
+}
+
 Result<FleetPki> loadFleetPki(const std::string& inventory_path) {
   FleetPkiPaths paths = fleetPkiPaths(inventory_path);
   if (!exists(paths.ca_cert) && !exists(paths.ca_key)) {

@@ -51,6 +51,11 @@ Result<FleetPki> initFleetPki(
 // kNotFound saying to run `etcd-fleet ca init`.
 Result<FleetPki> loadFleetPki(const std::string& inventory_path);
 
+// The fleet CA's hash as enrollment tokens pin it: spkiSha256Hex of <inventory dir>/pki/ca.crt
+// (over the key, so that re-issuing the CA certificate with the same key keeps tokens valid).
+// No CA is kFailedPrecondition saying to create it first.
+Result<std::string> fleetCaHash(const std::string& inventory_path);
+
 // What `ca show` reports.
 struct FleetPkiStatus {
   FleetPkiPaths paths;
