@@ -31,6 +31,7 @@ class ConfigCase {
               "\ndata_root = \"" + data_root_ + "\"\n[cluster]\ntoken = \"config-test\"\n" +
               "[agent]\napi_listen = \"127.0.0.1:" + std::to_string(freePort()) +
               "\"\nhttp_listen = \"127.0.0.1:" + std::to_string(freePort()) + "\"\n" +
+              "api_socket = \"" + dir_.path() + "/api.sock\"\n" +
               "[etcd]\nbinary = \"/usr/bin/etcd\"\n") {}
 
   // Replaces the line that starts with `key =` by `line`.
