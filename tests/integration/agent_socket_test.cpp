@@ -85,7 +85,6 @@ TEST(AgentSocket, EtcdFleetTalksToTheAgentOverItsSocketWhichIsMode0660) {
   auto status = fleet({"agent", "status", "--socket", agent.socketPath()});
   EXPECT_EQ(status.exit_code, 0) << status.out << status.err;
   EXPECT_THAT(status.out, HasSubstr("m1"));
-  EXPECT_THAT(status.out, HasSubstr("unix:" + agent.socketPath()));
   // A mutating call is allowed for root over the socket: stop, then start again.
   auto stop = fleet({"agent", "stop", "--socket", agent.socketPath()});
   EXPECT_EQ(stop.exit_code, 0) << stop.out << stop.err;
