@@ -55,8 +55,7 @@ Result<PeerCredentials> peerCredentials(int fd) {
 ApiSocketServer::ApiSocketServer(boost::asio::io_context& io, std::string path,
                                  grpc::Service& service, CallerPolicy policy, Options options,
                                  Notice notice)
-    : io_(io),
-      path_(std::move(path)),
+    : path_(std::move(path)),
       service_(service),
       policy_(std::move(policy)),
       options_(options),
@@ -65,7 +64,10 @@ ApiSocketServer::ApiSocketServer(boost::asio::io_context& io, std::string path,
       backoff_(io) {}
 
 ApiSocketServer::~ApiSocketServer() {
-  close(std::chrono::system_clock::now());
+  try {
+    close(std::chrono::system_clock::now());
+  } catch (const std::exception&) {  // NOLINT(bugprone-empty-catch): a destructor cannot report
+  }
 }
 
 Result<void> ApiSocketServer::bindSocket() {

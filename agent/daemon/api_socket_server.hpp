@@ -84,7 +84,6 @@ class ApiSocketServer {
   std::size_t pruneLocked() const;
   Result<void> bindSocket();
 
-  boost::asio::io_context& io_;
   std::string path_;
   grpc::Service& service_;
   CallerPolicy policy_;
