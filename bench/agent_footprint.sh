@@ -39,6 +39,7 @@ data_root = "$d/data"
 [agent]
 api_listen = "127.0.0.1:$ap"
 http_listen = "127.0.0.1:$hp"
+api_socket = "$d/api.sock"
 EOT
   cat >"$d/data/m1/state.json" <<EOT
 {"version": 1, "plan": {"mode": "PLAN_MODE_NEW", "cluster_token": "bench", "member_name": "m1",

@@ -68,6 +68,7 @@ data_root = "$d/m$i/data"
 [agent]
 api_listen = "$h:2378"
 http_listen = "$h:2377"
+api_socket = "$d/m$i/api.sock"
 [etcd]
 binary = "$ETCD"
 EOT

@@ -69,6 +69,7 @@ token = "$token"
 [agent]
 api_listen = "$h:$api"
 http_listen = "$h:$(port "$h")"
+api_socket = "$dir/$name/api.sock"
 [etcd]
 binary = "$ETCD"
 $extra

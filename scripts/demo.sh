@@ -49,6 +49,7 @@ data_root = "$WORK/$name/data"
 [agent]
 api_listen = "$h:2378"
 http_listen = "$h:2377"
+api_socket = "$WORK/$name/api.sock"
 [etcd]
 binary = "$(command -v etcd || echo /usr/bin/etcd)"
 EOF

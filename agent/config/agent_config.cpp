@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdio>
+#include <cstdlib>
 
 #include "common/file_util.hpp"
 #include "common/toml_reader.hpp"
@@ -108,6 +109,7 @@ void readOthers(TomlChecker& check, const toml::table& root, AgentConfig& cfg) {
   TomlSection agent(check, tableOf(root, "agent"), "agent");
   agent.string("api_listen", cfg.agent.api_listen);
   agent.string("http_listen", cfg.agent.http_listen);
+  agent.string("api_socket", cfg.agent.api_socket);
   agent.rejectUnknown();
   TomlSection bootstrap(check, tableOf(root, "bootstrap"), "bootstrap");
   bootstrap.string("discovery", cfg.bootstrap.discovery);
@@ -127,7 +129,7 @@ std::string AgentConfig::where(std::string_view key) const {
 }
 
 Result<AgentConfig> parseAgentConfig(std::string_view text, std::string_view source,
-                                     std::string_view hostname) {
+                                     std::string_view hostname, std::string_view runtime_dir) {
   auto parsed = parseToml(text, source);
   if (!parsed) return fail(parsed.error());
   const toml::table& root = *parsed;
@@ -135,6 +137,7 @@ Result<AgentConfig> parseAgentConfig(std::string_view text, std::string_view sou
   AgentConfig cfg;
   cfg.source = std::string(source);
   cfg.member.name = std::string(hostname);
+  cfg.agent.api_socket = std::string(runtime_dir) + "/" + std::string(kApiSocketName);
   TomlChecker check(source);
   checkSections(root, check);
   readMember(check, root, cfg.member);
@@ -146,6 +149,14 @@ Result<AgentConfig> parseAgentConfig(std::string_view text, std::string_view sou
   return cfg;
 }
 
+std::string runtimeDirectory(const char* env) {
+  if (env == nullptr) return std::string(kDefaultRuntimeDir);
+  const std::string_view all(env);
+  const std::string first(all.substr(0, all.find(':')));
+  if (!first.starts_with('/')) return std::string(kDefaultRuntimeDir);
+  return first;
+}
+
 Result<AgentConfig> loadAgentConfig(const std::string& path) {
   auto text = readFile(path);
   if (!text) return fail(text.error());
@@ -154,7 +165,8 @@ Result<AgentConfig> loadAgentConfig(const std::string& path) {
   // Only the first label: "db1.example.com" -> "db1".
   std::string name(host);
   name = name.substr(0, name.find('.'));
-  return parseAgentConfig(*text, path, name);
+  // NOLINTNEXTLINE(concurrency-mt-unsafe): read once at start, before any thread.
+  return parseAgentConfig(*text, path, name, runtimeDirectory(std::getenv("RUNTIME_DIRECTORY")));
 }
 
 }  // namespace etcdagent::agent

@@ -17,6 +17,11 @@
 namespace etcdagent::agent {
 
 inline constexpr std::string_view kDefaultConfigPath = "/etc/etcd-agent/agent.toml";
+// Where agent.api_socket lives when agent.toml does not say: <runtime dir>/api.sock, the runtime
+// dir being systemd's $RUNTIME_DIRECTORY (the units' RuntimeDirectory=: /run/etcd-agent for
+// etcd-agent.service, /run/etcd-agent/NAME for etcd-agent@NAME) or this one.
+inline constexpr std::string_view kDefaultRuntimeDir = "/run/etcd-agent";
+inline constexpr std::string_view kApiSocketName = "api.sock";
 
 struct MemberConfig {
   std::string name;  // default: the host name
@@ -33,6 +38,9 @@ struct ClusterConfig {
 struct AgentSection {
   std::string api_listen = "127.0.0.1:2378";   // gRPC agent API (loopback only until TLS lands)
   std::string http_listen = "127.0.0.1:2377";  // discovery endpoint, /metrics, /healthz
+  // The agent API on a Unix socket (0660, the agent's group), for local callers identified by
+  // SO_PEERCRED; "" = none. Default: <runtime dir>/api.sock (parseAgentConfig's runtime_dir).
+  std::string api_socket = std::string(kDefaultRuntimeDir) + "/" + std::string(kApiSocketName);
 };
 
 struct EtcdSection {
@@ -78,15 +86,21 @@ struct AgentConfig {
 };
 
 // Parses and validates (validateAgentConfig). `source` names the text in messages; `hostname` is
-// the default name.
+// the default name; `runtime_dir` holds the default agent.api_socket.
 Result<AgentConfig> parseAgentConfig(std::string_view text, std::string_view source,
-                                     std::string_view hostname);
+                                     std::string_view hostname,
+                                     std::string_view runtime_dir = kDefaultRuntimeDir);
 
 // The rules a parsed config must satisfy (names, addresses, flags; nothing on the host): the
 // first problem, named by where(key). parseAgentConfig applies them.
 Result<void> validateAgentConfig(const AgentConfig& config);
 
-// Reads `path` and parses it; a missing file is an error that says so.
+// The first directory of systemd's $RUNTIME_DIRECTORY (colon-separated) when `env` (its value,
+// or null) names an absolute one; kDefaultRuntimeDir otherwise.
+std::string runtimeDirectory(const char* env);
+
+// Reads `path` and parses it (runtime dir: runtimeDirectory(getenv("RUNTIME_DIRECTORY"))); a
+// missing file is an error that says so.
 Result<AgentConfig> loadAgentConfig(const std::string& path);
 
 }  // namespace etcdagent::agent

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "agent/config/agent_config.hpp"
+#include "agent/config/api_socket.hpp"
 #include "agent/config/listen_address.hpp"
 #include "agent/config/member_name.hpp"
 #include "common/duration.hpp"
@@ -115,6 +116,9 @@ void checkAgent(const AgentConfig& cfg, FirstProblem& p) {
     p.add("agent.http_listen", "must differ from agent.api_listen (" +
                                    quoteForMessage(cfg.agent.api_listen) +
                                    "): the gRPC API and HTTP need a socket each");
+  }
+  if (auto why = apiSocketPathProblem(cfg.agent.api_socket, cfg.member.data_root)) {
+    p.add("agent.api_socket", *why);
   }
 }
 

@@ -39,7 +39,13 @@ Agent::Agent(AgentConfig config)
       health_(io_),
       store_(config_),
       supervisor_(io_, config_, log_, {launcher_, health_, clock_, store_}),
-      service_(io_, supervisor_, UnitControl::forThisProcess()),
+      // A call over the socket is its connection's (the uid SO_PEERCRED gave at accept); a call
+      // over loopback TCP is traced through the kernel's socket table.
+      service_(io_, supervisor_, UnitControl::forThisProcess(), CallerPolicy::forThisProcess(),
+               [this](const std::string& peer) -> std::optional<uid_t> {
+                 if (parseFdPeer(peer)) return api_socket_.callerUid(peer);
+                 return callerUid(peer);
+               }),
       discovery_(io_, config_.member.data_root + "/discovery"),
       http_(io_, edgeLimits()),
       api_(config_.agent.api_listen, service_),
@@ -47,6 +53,8 @@ Agent::Agent(AgentConfig config)
                    [this](int priority, const std::string& text) {
                      boost::asio::post(io_, [this, priority, text] { log_.agent(priority, text); });
                    }),
+      api_socket_(io_, config_.agent.api_socket, service_, CallerPolicy::forThisProcess(), {},
+                  [this](int priority, const std::string& text) { log_.agent(priority, text); }),
       watchdog_(io_),
       signals_(io_) {
   supervisor_.onChange([this] { notifier_.status(statusLine(supervisor_.view())); });
@@ -74,6 +82,8 @@ int Agent::run() {
   io_.run();
   api_monitor_.stop();
   api_.wait();
+  api_socket_.close(std::chrono::system_clock::now());
+  api_socket_.wait();
   return exit_code_;
 }
 
@@ -91,8 +101,11 @@ void Agent::serve() {
   if (!listenApi()) return;
   listenHttp();
   bootstrapByConfig();
+  const std::string socket =
+      config_.agent.api_socket.empty() ? "" : " and " + config_.agent.api_socket;
   log_.agent(LOG_INFO, "etcd-agent " + std::string(kVersion) + " serving the agent API on " +
-                           config_.agent.api_listen + " and HTTP on " + config_.agent.http_listen);
+                           config_.agent.api_listen + socket + ", HTTP on " +
+                           config_.agent.http_listen);
   notifier_.ready(statusLine(supervisor_.view()));
   if (notifier_.watchdogInterval()) feedWatchdog();
   signals_.add(SIGTERM);
@@ -103,8 +116,16 @@ void Agent::serve() {
 
 // A second agent on the same address, or an address of another host, needs a human: 78, which
 // the unit's RestartPreventExitStatus keeps systemd from restarting in a loop.
+// The same for the socket: another live agent on it, or a path that is not a socket.
 bool Agent::listenApi() {
+  if (!config_.agent.api_socket.empty()) {
+    if (auto started = api_socket_.start(); !started) {
+      startFailed(started.error().message, kExitConfig);
+      return false;
+    }
+  }
   if (auto started = api_.start(); !started) {
+    api_socket_.close(std::chrono::system_clock::now());
     startFailed(started.error().message, kExitConfig);
     return false;
   }
@@ -114,7 +135,8 @@ bool Agent::listenApi() {
 
 EdgeStatus Agent::edgeStatus() const {
   const ApiHealth api = api_monitor_.health();
-  return {api.answers, api.problem, api.probe_failures, api.restarts, http_.stats()};
+  return {api.answers,  api.problem,   api.probe_failures,
+          api.restarts, http_.stats(), api_socket_.stats()};
 }
 
 // The member does not depend on HTTP: a failure is reported, and the agent keeps supervising.
@@ -207,6 +229,7 @@ void Agent::shutdown(int sig) {
     http_.close();
     api_monitor_.stop();
     api_.shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
+    api_socket_.close(std::chrono::system_clock::now() + std::chrono::seconds(2));
     io_.stop();
   });
 }

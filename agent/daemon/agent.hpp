@@ -15,6 +15,7 @@
 #include "agent/bootstrap/joiner.hpp"
 #include "agent/config/agent_config.hpp"
 #include "agent/daemon/api_server.hpp"
+#include "agent/daemon/api_socket_server.hpp"
 #include "agent/http/discovery_endpoint.hpp"
 #include "agent/http/http_server.hpp"
 #include "agent/http/status_endpoints.hpp"
@@ -70,6 +71,8 @@ class Agent {
   // The gRPC API, and the thread that probes it and rebuilds it when it stops accepting.
   ApiServer api_;
   ApiMonitor api_monitor_;
+  // The same API on agent.api_socket, for local callers identified by SO_PEERCRED.
+  ApiSocketServer api_socket_;
   std::unique_ptr<Joiner> joiner_;
   boost::asio::steady_timer watchdog_;
   boost::asio::signal_set signals_;

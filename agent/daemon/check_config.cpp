@@ -5,6 +5,7 @@
 
 #include "agent/bootstrap/auto_plan.hpp"
 #include "agent/bootstrap/state_store.hpp"
+#include "agent/config/api_socket.hpp"
 #include "agent/config/data_root.hpp"
 #include "agent/config/etcd_binary.hpp"
 #include "agent/supervisor/etcd_flags.hpp"
@@ -54,6 +55,7 @@ Result<void> checkStartConditions(const AgentConfig& config) {
                 config.where("etcd.binary") + ": " + version.error().message);
   }
   if (auto root = checkDataRoot(config); !root) return fail(root.error());
+  if (auto socket = checkApiSocket(config); !socket) return fail(socket.error());
   if (auto plan = acceptedPlan(config); !plan) return fail(plan.error());
   return {};
 }

@@ -60,6 +60,22 @@ void edgeMetrics(std::ostringstream& o, const std::string& m, const EdgeStatus& 
          e.http.connections_timed_out);
   sample(o, "counter", "etcd_agent_http_requests_rejected_total",
          "HTTP requests answered 400, 405, 413 or 431.", m, e.http.requests_rejected);
+  if (!e.socket.enabled) return;
+  sample(o, "gauge", "etcd_agent_api_socket_connections_open",
+         "Connections on the agent API socket that gRPC holds now.", m, e.socket.open);
+  sample(o, "counter", "etcd_agent_api_socket_connections_admitted_total",
+         "Connections on the agent API socket whose peer credentials were admitted.", m,
+         e.socket.admitted);
+  sample(o, "counter", "etcd_agent_api_socket_connections_refused_total",
+         "Connections on the agent API socket closed because the peer (SO_PEERCRED) is not root, "
+         "the agent's user or in its group.",
+         m, e.socket.refused);
+  sample(o, "counter", "etcd_agent_api_socket_connections_refused_at_bound_total",
+         "Connections on the agent API socket closed because the connection bound was reached.", m,
+         e.socket.refused_at_bound);
+  sample(o, "counter", "etcd_agent_api_socket_accept_backoffs_total",
+         "Agent API socket accepts that failed for lack of file descriptors and waited.", m,
+         e.socket.accept_backoffs);
 }
 
 }  // namespace

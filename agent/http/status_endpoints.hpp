@@ -3,6 +3,7 @@
 // /healthz and /metrics from the agent's status. Pure: status in, HTTP response out.
 
 #include "agent/http/http_server.hpp"
+#include "agent/service/peer_admission.hpp"
 #include "etcdagent/v1/agent.pb.h"
 
 namespace etcdagent::agent {
@@ -15,6 +16,7 @@ struct EdgeStatus {
   std::uint64_t api_probe_failures = 0;
   std::uint64_t api_restarts = 0;
   HttpStats http;
+  ApiSocketStats socket;  // agent.api_socket (enabled = false: no socket samples)
 };
 
 // 200 while the agent does what it should (waiting for a plan, member healthy, stopped on

@@ -2,13 +2,15 @@
 
 // Who is calling the agent API over loopback TCP, and what they may do.
 //
-// Until the API moves to mTLS and a Unix socket with peer credentials, a loopback TCP connection
-// is identified by the kernel's socket table: the client's end of the connection (gRPC's peer(),
-// "ipv4:127.0.0.1:PORT") is a socket in /proc/net/tcp or /proc/net/tcp6 whose local address and
-// port are the peer's, and that line names its owner's uid. The agent reads its own network
-// namespace's table, so this only identifies callers on the same host (which is all a loopback
-// listener has). A caller that cannot be identified (another address family, a socket already
-// gone, two owners for one address) is unknown, and unknown callers are treated as unprivileged.
+// A call over the agent's Unix socket is its connection's: the uid SO_PEERCRED gave when the
+// socket server admitted it (agent/daemon/api_socket_server, peer_admission.hpp). Until the TCP
+// API moves to mTLS, a loopback TCP connection is identified by the kernel's socket table: the
+// client's end of the connection (gRPC's peer(), "ipv4:127.0.0.1:PORT") is a socket in
+// /proc/net/tcp or /proc/net/tcp6 whose local address and port are the peer's, and that line names
+// its owner's uid. The agent reads its own network namespace's table, so this only identifies
+// callers on the same host (which is all a loopback listener has). A caller that cannot be
+// identified (another address family, a socket already gone, two owners for one address) is
+// unknown, and unknown callers are treated as unprivileged.
 //
 // Rule: mutating calls are allowed to uid 0, the agent's own euid, and members of the agent's
 // group (its egid unless configured); everyone else gets the read-only calls (GetStatus).

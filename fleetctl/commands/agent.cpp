@@ -3,6 +3,8 @@
 
 #include "fleetctl/output/agent.hpp"
 
+#include <filesystem>
+
 #include "agentclient/agent_client.hpp"
 #include "fleet/member.hpp"
 #include "fleetctl/commands/commands.hpp"
@@ -13,20 +15,23 @@ namespace etcdagent::fleet {
 namespace {
 
 std::expected<AgentClient, CommandError> agentFor(Context& ctx) {
-  std::string host = ctx.flags().getString("host");
-  if (host.empty()) {
-    return std::unexpected(
-        CommandError{exitcode::kBadArgs, "--host is required (the agent's address, HOST[:PORT])"});
-  }
-  auto port = static_cast<int>(ctx.flags().getInt("agent-port"));
-  auto client = AgentClient::connect(agentAddress(host, port), ctx.global().client.command_timeout);
+  std::error_code ec;
+  auto target =
+      agentTarget(ctx.flags().getString("host"), static_cast<int>(ctx.flags().getInt("agent-port")),
+                  ctx.flags().getString("socket"),
+                  std::filesystem::exists(std::string(kDefaultAgentSocket), ec));
+  if (!target) return std::unexpected(CommandError{exitcode::kBadArgs, target.error().message});
+  auto client = AgentClient::connect(*target, ctx.global().client.command_timeout);
   if (!client) return std::unexpected(CommandError{exitcode::kBadArgs, client.error().message});
   return std::move(*client);
 }
 
 void hostFlags(FlagSet& f) {
   f.string("host", 0, "", "the agent's host (HOST or HOST:PORT)")
-      .integer("agent-port", 0, kDefaultAgentPort, "the agent API port");
+      .integer("agent-port", 0, kDefaultAgentPort, "the agent API port")
+      .string("socket", 0, "",
+              "this host's agent's API socket (default without --host: " +
+                  std::string(kDefaultAgentSocket) + " when it exists)");
 }
 
 CommandResult runAgentStatus(Context& ctx) {
@@ -91,23 +96,23 @@ std::vector<Command> agentCommands() {
   Command agent{.name = "agent", .summary = "Talks to one etcd-agent"};
   agent.children.push_back(
       {.name = "status",
-       .usage = "agent status --host HOST[:PORT]",
+       .usage = "agent status --host HOST[:PORT] | --socket PATH",
        .summary = "Shows an agent's state: member, health, restarts, last error, autostart",
        .flags = hostFlags,
        .run = runAgentStatus});
   agent.children.push_back({.name = "stop",
-                            .usage = "agent stop --host HOST[:PORT]",
+                            .usage = "agent stop --host HOST[:PORT] | --socket PATH",
                             .summary = "Stops the member's etcd on an agent (plan and data stay)",
                             .flags = hostFlags,
                             .run = [](Context& c) { return runAgentStopStart(c, true); }});
   agent.children.push_back({.name = "start",
-                            .usage = "agent start --host HOST[:PORT]",
+                            .usage = "agent start --host HOST[:PORT] | --socket PATH",
                             .summary = "Starts a stopped member's etcd on an agent again",
                             .flags = hostFlags,
                             .run = [](Context& c) { return runAgentStopStart(c, false); }});
   agent.children.push_back(
       {.name = "wipe",
-       .usage = "agent wipe --host HOST[:PORT] [--force]",
+       .usage = "agent wipe --host HOST[:PORT] | --socket PATH [--force]",
        .summary = "Stops and deletes the member an agent holds, once it is out of its cluster",
        .description =
            "\tFor a member that was removed from its cluster while its host was down (member\n"
@@ -124,17 +129,17 @@ std::vector<Command> agentCommands() {
   Command autostart{.name = "autostart",
                     .summary = "Enables or disables an agent's start at boot (systemd)"};
   autostart.children.push_back({.name = "enable",
-                                .usage = "autostart enable --host HOST[:PORT]",
+                                .usage = "autostart enable --host HOST[:PORT] | --socket PATH",
                                 .summary = "Enables the agent's unit (starts at boot)",
                                 .flags = hostFlags,
                                 .run = [](Context& c) { return runAutostart(c, true); }});
   autostart.children.push_back({.name = "disable",
-                                .usage = "autostart disable --host HOST[:PORT]",
+                                .usage = "autostart disable --host HOST[:PORT] | --socket PATH",
                                 .summary = "Disables the agent's unit",
                                 .flags = hostFlags,
                                 .run = [](Context& c) { return runAutostart(c, false); }});
   autostart.children.push_back({.name = "status",
-                                .usage = "autostart status --host HOST[:PORT]",
+                                .usage = "autostart status --host HOST[:PORT] | --socket PATH",
                                 .summary = "Prints the agent unit's UnitFileState",
                                 .flags = hostFlags,
                                 .run = [](Context& c) { return runAutostart(c, std::nullopt); }});

@@ -19,7 +19,11 @@ Error callError(const grpc::Status& s, const std::string& prefix, const std::str
     case grpc::StatusCode::UNAVAILABLE:
       return {Errc::kUnavailable,
               prefix + "unreachable (" + s.error_message() +
-                  "); check that etcd-agent runs there (systemctl status etcd-agent)"};
+                  "); check that etcd-agent runs there (systemctl status etcd-agent)" +
+                  (prefix.starts_with("agent unix:")
+                       ? " and that this user may use its socket (root, the agent's user or "
+                         "its group)"
+                       : "")};
     case grpc::StatusCode::DEADLINE_EXCEEDED: return {Errc::kDeadlineExceeded, prefix + late};
     case grpc::StatusCode::FAILED_PRECONDITION:
       return {Errc::kFailedPrecondition, prefix + s.error_message()};
@@ -33,6 +37,10 @@ Error callError(const grpc::Status& s, const std::string& prefix, const std::str
   }
 }
 
+std::string quoted(const std::string& s) {
+  return "\"" + s + "\"";
+}
+
 }  // namespace
 
 AgentClient::AgentClient(std::string address, std::shared_ptr<grpc::Channel> channel,
@@ -40,6 +48,16 @@ AgentClient::AgentClient(std::string address, std::shared_ptr<grpc::Channel> cha
     : address_(std::move(address)), channel_(std::move(channel)), timeout_(timeout) {}
 
 Result<AgentClient> AgentClient::connect(const std::string& address, Duration timeout) {
+  if (address.starts_with(kUnixPrefix)) {
+    const std::string path = address.substr(kUnixPrefix.size());
+    if (!path.starts_with('/')) {
+      return fail(Errc::kInvalidArgument,
+                  "agent socket " + quoted(path) + ": expected an absolute path (unix:/PATH)");
+    }
+    // gRPC's unix: resolver; the agent reads who we are from the socket (SO_PEERCRED).
+    return AgentClient(address, grpc::CreateChannel(address, grpc::InsecureChannelCredentials()),
+                       timeout);
+  }
   auto ep = etcd::parseEndpoint(agentAddress(address));
   if (!ep) return fail(Errc::kInvalidArgument, "agent address " + ep.error().message);
   return AgentClient(ep->original,

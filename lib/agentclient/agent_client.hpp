@@ -11,6 +11,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/duration.hpp"
@@ -26,7 +27,10 @@ using fleet::memberPhaseName;
 
 class AgentClient final : public fleet::AgentApi {
  public:
-  // `address` is HOST or HOST:PORT (default port 2378).
+  // The prefix of an agent's Unix socket address: "unix:/run/etcd-agent/api.sock".
+  static constexpr std::string_view kUnixPrefix = "unix:";
+
+  // `address` is HOST or HOST:PORT (default port 2378), or unix:/PATH (the agent's api_socket).
   static Result<AgentClient> connect(const std::string& address,
                                      Duration timeout = std::chrono::seconds(10));
 

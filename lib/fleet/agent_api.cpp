@@ -10,6 +10,30 @@ std::string agentAddress(const std::string& host, int default_port) {
   return has_port ? host : host + ":" + std::to_string(default_port);
 }
 
+Result<std::string> agentTarget(const std::string& host, int port, const std::string& socket,
+                                bool default_socket_exists) {
+  if (!host.empty() && !socket.empty()) {
+    return fail(Errc::kInvalidArgument,
+                "give --host (the agent's API over TCP) or --socket (this host's agent's Unix "
+                "socket), not both");
+  }
+  if (!socket.empty()) {
+    if (!socket.starts_with('/')) {
+      return fail(Errc::kInvalidArgument, "--socket expects an absolute path (e.g. " +
+                                              std::string(kDefaultAgentSocket) + "), got \"" +
+                                              socket + "\"");
+    }
+    return "unix:" + socket;
+  }
+  if (!host.empty()) return agentAddress(host, port);
+  if (default_socket_exists) return "unix:" + std::string(kDefaultAgentSocket);
+  return fail(
+      Errc::kInvalidArgument,
+      "--host is required (the agent's address, HOST[:PORT]), or --socket PATH for an agent "
+      "on this host (" +
+          std::string(kDefaultAgentSocket) + " does not exist)");
+}
+
 std::string memberPhaseName(v1::MemberPhase phase) {
   switch (phase) {
     case v1::MEMBER_PHASE_WAITING: return "waiting";

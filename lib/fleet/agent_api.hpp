@@ -10,6 +10,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/duration.hpp"
@@ -60,6 +61,16 @@ class AgentDialer {
 
 // "127.0.0.11" -> "127.0.0.11:2378"; "h:1234" and "[::1]:1234" stay.
 std::string agentAddress(const std::string& host, int default_port = kDefaultAgentPort);
+
+// The socket of this host's agent under etcd-agent.service (agent.toml's api_socket default).
+inline constexpr std::string_view kDefaultAgentSocket = "/run/etcd-agent/api.sock";
+
+// What `etcd-fleet agent ...` dials, from --host, --agent-port and --socket: "unix:PATH" for
+// --socket PATH; HOST:PORT for --host (TCP, as given: a loopback host may be one of several
+// agents on this machine, so it is never swapped for a socket); with neither, this host's agent
+// on kDefaultAgentSocket when `default_socket_exists`. Pure.
+Result<std::string> agentTarget(const std::string& host, int port, const std::string& socket,
+                                bool default_socket_exists);
 
 // The agent's member phase as etcd-fleet shows it: "waiting", "running", "crash-looping", ...
 std::string memberPhaseName(v1::MemberPhase phase);

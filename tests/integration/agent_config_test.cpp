@@ -29,7 +29,8 @@ class ConfigCase {
         text_("[member]\nname = \"m1\"\nadvertise_host = \"127.0.0.1\"\nclient_port = " +
               std::to_string(freePort()) + "\npeer_port = " + std::to_string(freePort()) +
               "\ndata_root = \"" + data_root_ + "\"\n[cluster]\ntoken = \"config-test\"\n" +
-              "[agent]\napi_listen = \"127.0.0.1:" + std::to_string(freePort()) +
+              "[agent]\napi_socket = \"" + dir_.path() +
+              "/api.sock\"\napi_listen = \"127.0.0.1:" + std::to_string(freePort()) +
               "\"\nhttp_listen = \"127.0.0.1:" + std::to_string(freePort()) + "\"\n" +
               "[etcd]\nbinary = \"/usr/bin/etcd\"\n") {}
 
@@ -151,13 +152,13 @@ TEST(AgentToml, AMissingOrNonEtcdBinaryIsRefusedByCheckAndStart) {
   {
     ConfigCase c;
     c.set("binary", "binary = \"" + c.dir() + "/no-etcd\"");
-    expectBothRefuse(c, ":13:10: etcd.binary: " + c.dir() + "/no-etcd does not exist");
+    expectBothRefuse(c, ":14:10: etcd.binary: " + c.dir() + "/no-etcd does not exist");
   }
   ConfigCase c;
   const std::string fake = c.dir() + "/not-etcd";
   writeExecutable(fake, "#!/bin/sh\necho 'hello from not-etcd'\n");
   c.set("binary", "binary = \"" + fake + "\"");
-  expectBothRefuse(c, ":13:10: etcd.binary: " + fake +
+  expectBothRefuse(c, ":14:10: etcd.binary: " + fake +
                           " answered --version with \"hello from not-etcd\", not \"etcd Version: "
                           "...\": it is not etcd");
 }

@@ -290,6 +290,7 @@ TEST(AgentEdges, ASecondAgentOnTheSameApiAddressFailsToStartWith78AndNamesIt) {
   replace("http_listen = \"" + first.httpAddress(),
           "http_listen = \"127.0.0.1:" + std::to_string(freePort()));
   replace("name = \"m1\"", "name = \"m2\"");
+  replace(first.socketPath(), other.path() + "/m2.api.sock");
   std::ofstream(other.path() + "/m2.toml") << config;
   auto second = run({agentBinary(), "--config", other.path() + "/m2.toml"}, {.timeout = 30s});
   EXPECT_EQ(second.exit_code, 78) << second.out << second.err;

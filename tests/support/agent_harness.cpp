@@ -34,8 +34,8 @@ AgentHarness::AgentHarness(const std::string& dir, AgentOptions options)
       << "\"\nclient_port = " << client_port_ << "\npeer_port = " << peer_port_
       << "\ndata_root = \"" << data_root_ << "\"\n[cluster]\ntoken = \"" << options_.token
       << "\"\n[agent]\napi_listen = \"" << options_.host << ":" << api_port_
-      << "\"\nhttp_listen = \"" << options_.host << ":" << http_port_ << "\"\n[etcd]\nbinary = \""
-      << options_.etcd_binary << "\"\n"
+      << "\"\nhttp_listen = \"" << options_.host << ":" << http_port_ << "\"\napi_socket = \""
+      << socketPath() << "\"\n[etcd]\nbinary = \"" << options_.etcd_binary << "\"\n"
       << "extra_flags = [\"--heartbeat-interval=50\", \"--election-timeout=500\"]\n"
       << options_.extra_config;
 }

@@ -51,6 +51,8 @@ class AgentHarness {
     return options_.host + ":" + std::to_string(http_port_);
   }
   [[nodiscard]] int peerPort() const { return peer_port_; }
+  // agent.api_socket: beside the config, one per agent (never the host's /run/etcd-agent).
+  [[nodiscard]] std::string socketPath() const { return dir_ + "/" + options_.name + ".api.sock"; }
 
   // A single-member (or given) static plan for this agent.
   [[nodiscard]] v1::Plan plan(v1::PlanMode mode, const std::string& initial_cluster = "") const;

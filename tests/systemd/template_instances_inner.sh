@@ -49,6 +49,10 @@ for n in "${NAMES[@]}"; do
 done
 check "an idle instance says it waits for a plan" \
   grep -q 'Status: "waiting for a bootstrap plan"' <<<"$(systemctl --user status etcd-agent@m1.service 2>&1 || true)"
+check "each instance serves its API on the socket in its RuntimeDirectory=etcd-agent/%i" \
+  test -S "$XDG_RUNTIME_DIR/etcd-agent/m1/api.sock"
+check "etcd-fleet reaches an instance over its socket" \
+  grep -q "m1" <<<"$("$FLEET" agent status --socket "$XDG_RUNTIME_DIR/etcd-agent/m1/api.sock" 2>&1 || true)"
 
 HOST_LIST=$(IFS=,; echo "${HOSTS[*]}")
 set +e

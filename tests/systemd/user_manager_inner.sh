@@ -23,6 +23,7 @@ token = "sd-test"
 [agent]
 api_listen = "127.0.0.1:$AP"
 http_listen = "127.0.0.1:$HP"
+api_socket = "$WORK/api.sock"
 EOT
 # An accepted single-member plan, as `etcd-fleet bootstrap` leaves it.
 cat >"$WORK/data/m1/state.json" <<EOT
