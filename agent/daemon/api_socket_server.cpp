@@ -104,8 +104,10 @@ Result<void> ApiSocketServer::bindSocket() {
     acceptor_.close(ignored);
     return fail(Errc::kFailedPrecondition, where + "cannot bind: " + ec.message());
   }
-  // bind() applied the umask; the group must be able to connect, nobody else.
-  if (::chmod(path_.c_str(), 0660) != 0 || ::chown(path_.c_str(), -1, ::getegid()) != 0) {
+  // bind() applied the umask; the group must be able to connect, nobody else. The file's group is
+  // already the agent's egid (bind() creates it so in a directory without setgid); no chown: the
+  // unit's seccomp filter (~@privileged) kills the process on any chown call.
+  if (::chmod(path_.c_str(), 0660) != 0) {
     const int err = errno;
     acceptor_.close(ec);
     ::unlink(path_.c_str());

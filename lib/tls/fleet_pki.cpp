@@ -114,9 +114,8 @@ Result<FleetPki> initFleetPki(const std::string& inventory_path,
 Result<std::string> fleetCaHash(const std::string& inventory_path) {
   const FleetPkiPaths paths = fleetPkiPaths(inventory_path);
   if (!exists(paths.ca_cert)) {
-    return fail(
-        Errc::kFailedPrecondition,
-        "no fleet CA yet: run `etcd-fleet ca init` first (looked for " + paths.ca_cert + ")");
+    return fail(Errc::kFailedPrecondition, "no fleet CA yet: run `etcd-fleet ca init` first (" +
+                                               paths.ca_cert + " does not exist)");
   }
   auto cert = Certificate::load(paths.ca_cert);
   if (!cert) return fail(cert.error());
