@@ -22,5 +22,6 @@ std::vector<Command> bootstrapCommands();    // bootstrap
 std::vector<Command> statusCommands();       // status
 std::vector<Command> caCommands();           // ca init, ca show
 std::vector<Command> tokenCommands();        // token create, list, revoke
+std::vector<Command> enrollCommands();       // enroll
 
 }  // namespace etcdagent::fleet

@@ -6,36 +6,12 @@
 #include <algorithm>
 #include <fstream>
 
+#include "agentclient/call_error.hpp"
 #include "etcd/endpoint.hpp"
 
 namespace etcdagent {
 
 namespace {
-
-// An agent call that failed, in the operator's terms: `prefix` names the agent and the call,
-// `late` says what a deadline means for it.
-Error callError(const grpc::Status& s, const std::string& prefix, const std::string& late) {
-  switch (s.error_code()) {
-    case grpc::StatusCode::UNAVAILABLE:
-      return {Errc::kUnavailable,
-              prefix + "unreachable (" + s.error_message() +
-                  "); check that etcd-agent runs there (systemctl status etcd-agent)" +
-                  (prefix.starts_with("agent unix:")
-                       ? " and that this user may use its socket (root, the agent's user or "
-                         "its group)"
-                       : "")};
-    case grpc::StatusCode::DEADLINE_EXCEEDED: return {Errc::kDeadlineExceeded, prefix + late};
-    case grpc::StatusCode::FAILED_PRECONDITION:
-      return {Errc::kFailedPrecondition, prefix + s.error_message()};
-    case grpc::StatusCode::INVALID_ARGUMENT:
-      return {Errc::kInvalidArgument, prefix + s.error_message()};
-    case grpc::StatusCode::PERMISSION_DENIED:
-      return {Errc::kPermissionDenied, prefix + s.error_message()};
-    case grpc::StatusCode::RESOURCE_EXHAUSTED:
-      return {Errc::kResourceExhausted, prefix + s.error_message()};
-    default: return {Errc::kInternal, prefix + s.error_message()};
-  }
-}
 
 std::string quoted(const std::string& s) {
   return "\"" + s + "\"";
@@ -73,8 +49,8 @@ Result<Resp> AgentClient::call(const char* what, const Req& req, Fn fn, Duration
   v1::Agent::Stub stub(channel_);
   grpc::Status s = (stub.*fn)(&ctx, req, &resp);
   if (s.ok()) return resp;
-  return fail(callError(s, "agent " + address_ + ": " + what + ": ",
-                        "no answer within " + formatDuration(timeout)));
+  return fail(agentCallError(s, "agent " + address_ + ": " + what + ": ",
+                             "no answer within " + formatDuration(timeout)));
 }
 
 Result<v1::AgentStatus> AgentClient::status() const {
@@ -193,7 +169,7 @@ Result<v1::UploadSnapshotResponse> AgentClient::uploadSnapshot(
                                                "this etcd-agent is too old to take a snapshot (" +
                                                s.error_message() + "); upgrade it");
   }
-  return fail(callError(s, prefix, "not done within " + formatDuration(timeout)));
+  return fail(agentCallError(s, prefix, "not done within " + formatDuration(timeout)));
 }
 
 Result<std::unique_ptr<fleet::AgentApi>> GrpcAgentDialer::dial(const std::string& address,

@@ -1,0 +1,19 @@
+#pragma once
+
+// How a failed call to an etcd-agent reads for the operator, shared by the Agent client
+// (agent_client) and the Enroll client (enroll_client): one mapping of gRPC status codes to
+// Errc and messages, so both name the agent and say what to try the same way.
+
+#include <grpcpp/support/status.h>
+
+#include <string>
+
+#include "common/error.hpp"
+
+namespace etcdagent {
+
+// `prefix` names the agent and the call ("agent 127.0.0.11:2378: status: "), `late` says what a
+// deadline means for it ("no answer within 5s").
+Error agentCallError(const grpc::Status& s, const std::string& prefix, const std::string& late);
+
+}  // namespace etcdagent

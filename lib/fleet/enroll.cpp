@@ -1,0 +1,277 @@
+#include "fleet/enroll.hpp"
+
+#include <algorithm>
+#include <array>
+
+#include "common/encoding.hpp"
+#include "common/snapshot_digest.hpp"
+#include "fleet/enroll_token.hpp"
+#include "fleet/fan_out.hpp"
+#include "tls/certificate.hpp"
+#include "tls/csr.hpp"
+#include "tls/inspect.hpp"
+#include "tls/names.hpp"
+#include "tls/sign.hpp"
+
+namespace etcdagent::fleet {
+namespace {
+
+std::string sha256(std::string_view bytes) {
+  Sha256 h;
+  h.update(bytes);
+  return h.finish();
+}
+
+// One of the agent's four keys: its name in messages, its CSR and the certificate it gets.
+struct KeyUse {
+  std::string_view name;
+  const std::string* csr_pem;
+  tls::Profile profile;
+  bool server;  // carries SANs (a server certificate); the etcd client's carries none
+};
+
+class Enrollment {
+ public:
+  Enrollment(const EnrollEnv& env, const EnrollRequest& request)
+      : env_(env), request_(request), address_(agentAddress(request.host, request.agent_port)) {}
+
+  Result<EnrollReport> run() {
+    auto agent = env_.dialer.dial(address_, identity(), request_.timeout);
+    if (!agent) return fail(agent.error());
+    address_ = (*agent)->address();
+    auto nonce = generateEnrollNonce();
+    if (!nonce) return fail(nonce.error().context("agent " + address_));
+    env_.progress.step("agent " + address_ + ": hello");
+    auto hello = (*agent)->hello(env_.pki.ca.cert.pem(), *nonce);
+    if (!hello) return fail(hello.error());
+    auto server_cert = serverCertificate(*hello);
+    if (hello->already_enrolled) {
+      if (!server_cert) return fail(server_cert.error());
+      return alreadyEnrolled(*server_cert, hello->agent_message);
+    }
+    if (!server_cert) return fail(server_cert.error());
+    const auto& answer = hello->response;
+
+    auto record = env_.tokens.lookupForEnrollment(answer.token_id(), request_.now);
+    if (!record) return fail(record.error().context("agent " + address_));
+    if (auto r = checkProof(answer, *record, *nonce, *server_cert); !r) return fail(r.error());
+
+    const std::array<KeyUse, 4> uses{{
+        {"api", &answer.csrs().api(), tls::Profile::kPeer, true},
+        {"etcd-server", &answer.csrs().etcd_server(), tls::Profile::kServer, true},
+        {"etcd-peer", &answer.csrs().etcd_peer(), tls::Profile::kPeer, true},
+        {"etcd-client", &answer.csrs().etcd_client(), tls::Profile::kClient, false},
+    }};
+    std::vector<tls::Csr> csrs;
+    for (const auto& use : uses) {
+      auto csr = tls::Csr::parse(*use.csr_pem);
+      if (!csr) {
+        return refuse("its " + std::string(use.name) + " CSR is refused: " + csr.error().message);
+      }
+      csrs.push_back(std::move(*csr));
+    }
+    // The api key is the one that served this TLS session: the CSRs belong to the host that
+    // answered, not to one whose answer was relayed.
+    if (csrs[0].publicKeyDer() != server_cert->publicKeyDer()) {
+      return refuse(
+          "its api CSR is for another key than the one its TLS server certificate holds (the "
+          "CSRs are not from the agent this connection reached)");
+    }
+    if (answer.member_name().empty()) {
+      return refuse("it reports no member name (agent.toml's member.name)");
+    }
+    const std::string common_name = std::string(kAgentCommonNamePrefix) + answer.member_name();
+    for (std::size_t i = 0; i < uses.size(); ++i) {
+      if (csrs[i].commonName() != common_name) {
+        return refuse("its " + std::string(uses[i].name) + " CSR asks for the common name \"" +
+                      csrs[i].commonName() + "\", not \"" + common_name + "\"");
+      }
+    }
+
+    const std::string dialled = hostOfAddress(address_);
+    auto advertise = tls::canonicalName(answer.advertise_host());
+    auto dialled_canonical = tls::canonicalName(dialled);
+    if (!advertise || !dialled_canonical || *advertise != *dialled_canonical) {
+      return refuse("it advertises \"" + answer.advertise_host() + "\", not \"" + dialled +
+                    "\", the address it was dialled at: its certificates would name an address "
+                    "the fleet did not verify; enroll it at its advertise address (etcd-fleet "
+                    "enroll --hosts " +
+                    answer.advertise_host() + ")");
+    }
+    const auto allowed = allowedAgentSans(dialled, answer.hostname());
+    for (std::size_t i = 0; i < uses.size(); ++i) {
+      for (const auto& san : csrs[i].sans()) {
+        if (!uses[i].server) {
+          return refuse("its " + std::string(uses[i].name) + " CSR asks for the name \"" + san +
+                        "\": a client certificate carries none");
+        }
+        if (std::find(allowed.begin(), allowed.end(), san) == allowed.end()) {
+          return refuse("its " + std::string(uses[i].name) + " CSR asks for the name \"" + san +
+                        "\", which is not this host's (allowed: " + joinNames(allowed) + ")");
+        }
+      }
+    }
+
+    v1::EnrollFinishRequest finish;
+    finish.set_ca_cert_pem(env_.pki.ca.cert.pem());
+    std::array<std::string*, 4> out{
+        finish.mutable_certs()->mutable_api(), finish.mutable_certs()->mutable_etcd_server(),
+        finish.mutable_certs()->mutable_etcd_peer(), finish.mutable_certs()->mutable_etcd_client()};
+    EnrollReport report{
+        .address = address_, .member_name = answer.member_name(), .token_id = answer.token_id()};
+    std::array<WallTime*, 4> not_after{&report.api_not_after, &report.etcd_server_not_after,
+                                       &report.etcd_peer_not_after, &report.etcd_client_not_after};
+    for (std::size_t i = 0; i < uses.size(); ++i) {
+      auto cert =
+          tls::signCsr(env_.pki.ca, csrs[i],
+                       {.profile = uses[i].profile,
+                        .common_name = common_name,
+                        .allowed_sans = uses[i].server ? allowed : std::vector<std::string>{},
+                        .now = request_.now});
+      if (!cert) {
+        return fail(cert.error().context("agent " + address_ + ": signing its " +
+                                         std::string(uses[i].name) + " certificate"));
+      }
+      auto info = tls::inspectCertificate(*cert);
+      if (!info) return fail(info.error().context("agent " + address_));
+      *not_after[i] = info->not_after;
+      *out[i] = cert->pem();
+    }
+    env_.progress.step("agent " + address_ + ": signed the certificates of member " +
+                       answer.member_name() + " (token " + answer.token_id() + ")");
+    if (auto r = env_.tokens.recordEnrollment(answer.token_id(), address_, request_.now); !r) {
+      return fail(r.error().context("agent " + address_));
+    }
+    auto finished = (*agent)->finish(finish);
+    if (!finished) return fail(finished.error());
+    const std::string ours = tls::spkiFingerprint(env_.pki.ca.cert);
+    if (finished->ca_hash() != ours) {
+      return fail(Errc::kInternal, "agent " + address_ +
+                                       ": took its certificates but reports "
+                                       "trusting the CA " +
+                                       finished->ca_hash() + ", not this fleet's " + ours);
+    }
+    report.ca_hash = ours;
+    env_.progress.step("agent " + address_ + ": enrolled");
+    return report;
+  }
+
+ private:
+  FleetClientIdentity identity() const {
+    return {.cert_pem = env_.pki.fleet_cert.pem(), .key_pem = env_.pki.fleet_key.pem()};
+  }
+
+  std::unexpected<Error> refuse(const std::string& why) const {
+    return fail(Errc::kPermissionDenied, "agent " + address_ + " refused for enrollment: " + why);
+  }
+
+  static std::string joinNames(const std::vector<std::string>& names) {
+    std::string out;
+    for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
+    return out;
+  }
+
+  Result<tls::Certificate> serverCertificate(const EnrollHello& hello) const {
+    if (hello.server_cert_pem.empty()) {
+      return fail(Errc::kInternal,
+                  "agent " + address_ + ": the TLS handshake showed no server certificate");
+    }
+    auto cert = tls::Certificate::fromPem(hello.server_cert_pem);
+    if (!cert) {
+      return fail(cert.error().context("agent " + address_ + ": its TLS server certificate"));
+    }
+    return cert;
+  }
+
+  Result<EnrollReport> alreadyEnrolled(const tls::Certificate& server_cert,
+                                       const std::string& agent_message) const {
+    auto ok =
+        tls::verifyCertificate(env_.pki.ca.cert, server_cert, tls::Purpose::kServer, request_.now);
+    if (!ok) {
+      return fail(Errc::kFailedPrecondition,
+                  "agent " + address_ + " is enrolled in another fleet's CA (" + agent_message +
+                      "; its server certificate: " + ok.error().message +
+                      "); to move it to this fleet, reset its enrollment on that host first");
+    }
+    EnrollReport report{.address = address_, .already_enrolled = true};
+    auto info = tls::inspectCertificate(server_cert);
+    if (!info) return fail(info.error().context("agent " + address_));
+    const auto& cn = info->common_name;
+    if (cn.starts_with(kAgentCommonNamePrefix)) {
+      report.member_name = cn.substr(kAgentCommonNamePrefix.size());
+    }
+    report.api_not_after = info->not_after;
+    report.ca_hash = tls::spkiFingerprint(env_.pki.ca.cert);
+    env_.progress.step("agent " + address_ + ": already enrolled in this fleet");
+    return report;
+  }
+
+  Result<void> checkProof(const v1::EnrollHelloResponse& answer, const TokenRecord& record,
+                          const std::string& nonce, const tls::Certificate& server_cert) const {
+    auto secret_hash = hexDecode(record.secret_sha256);
+    if (!secret_hash) {
+      return fail(Errc::kInternal, "token " + record.id + " in " + env_.tokens.path() +
+                                       ": its secret hash is not hex");
+    }
+    const auto& c = answer.csrs();
+    const std::string csr_digest =
+        sha256(c.api() + c.etcd_server() + c.etcd_peer() + c.etcd_client());
+    const std::string client_digest = sha256(env_.pki.fleet_cert.der());
+    const std::string server_digest = sha256(server_cert.publicKeyDer());
+    auto expected = enrollProof(*secret_hash, answer.token_id(), nonce, csr_digest, client_digest,
+                                server_digest);
+    if (!expected) return fail(expected.error().context("agent " + address_));
+    if (!constantTimeEqual(*expected, answer.proof())) {
+      return refuse("its proof for token " + answer.token_id() +
+                    " does not match: the agent does not know the token's secret (or the "
+                    "connection was intercepted)");
+    }
+    return {};
+  }
+
+  const EnrollEnv& env_;
+  const EnrollRequest& request_;
+  std::string address_;
+};
+
+}  // namespace
+
+std::string hostOfAddress(const std::string& address) {
+  if (address.starts_with('[')) {
+    const auto end = address.find(']');
+    return end == std::string::npos ? address : address.substr(1, end - 1);
+  }
+  const auto colon = address.find(':');
+  if (colon != std::string::npos && colon == address.rfind(':')) return address.substr(0, colon);
+  return address;
+}
+
+std::vector<std::string> allowedAgentSans(const std::string& dialled_host,
+                                          const std::string& reported_hostname) {
+  std::vector<std::string> out;
+  auto add = [&](const std::string& name) {
+    auto canonical = tls::canonicalName(name);
+    if (!canonical) return;
+    if (std::find(out.begin(), out.end(), *canonical) == out.end()) out.push_back(*canonical);
+  };
+  add(dialled_host);
+  if (!reported_hostname.empty() && !tls::isIpAddress(reported_hostname)) add(reported_hostname);
+  add("127.0.0.1");
+  add("localhost");
+  return out;
+}
+
+Result<EnrollReport> enrollAgent(const EnrollEnv& env, const EnrollRequest& request) {
+  return Enrollment(env, request).run();
+}
+
+std::vector<Result<EnrollReport>> enrollAgents(const EnrollEnv& env,
+                                               const std::vector<std::string>& hosts,
+                                               int agent_port, Duration timeout, WallTime now) {
+  return fanOut(hosts.size(), [&](std::size_t i) {
+    return enrollAgent(
+        env, {.host = hosts[i], .agent_port = agent_port, .timeout = timeout, .now = now});
+  });
+}
+
+}  // namespace etcdagent::fleet
