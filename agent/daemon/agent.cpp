@@ -46,7 +46,7 @@ Agent::Agent(AgentConfig config)
       service_(io_, supervisor_, UnitControl::forThisProcess(), CallerPolicy::forThisProcess(),
                [this](const std::string& peer) -> std::optional<uid_t> {
                  if (parseFdPeer(peer)) return api_socket_.callerUid(peer);
-                 return callerUid(peer);
+                 return callerUid(peer, parseListenEndpoint(config_.agent.api_listen));
                }),
       discovery_(io_, config_.member.data_root + "/discovery"),
       http_(io_, edgeLimits()),
@@ -122,11 +122,6 @@ void Agent::enrolled(const Enrolled& done) {
 Agent::~Agent() = default;
 
 int Agent::run() {
-  if (auto prepared = prepareApi(); !prepared) {
-    log_.agent(LOG_ERR, prepared.error().message);
-    std::cerr << "etcd-agent: " << prepared.error().message << "\n";
-    return kExitConfig;
-  }
   // An address in use stops the agent before it takes the member's lock or starts etcd.
   if (auto available = api_.checkAvailable(); !available) {
     log_.agent(LOG_ERR, available.error().message);
@@ -183,6 +178,11 @@ void Agent::serve() {
 // the unit's RestartPreventExitStatus keeps systemd from restarting in a loop.
 // The same for the socket: another live agent on it, or a path that is not a socket.
 bool Agent::listenApi() {
+  // After the supervisor's init: <data_root> exists (it holds pki/), made with its checks.
+  if (auto prepared = prepareApi(); !prepared) {
+    startFailed(prepared.error().message, kExitConfig);
+    return false;
+  }
   if (!config_.agent.api_socket.empty()) {
     if (auto started = api_socket_.start(); !started) {
       startFailed(started.error().message, kExitConfig);

@@ -117,7 +117,13 @@ std::optional<SocketEndpoint> parseGrpcPeer(std::string_view peer) {
   return e;
 }
 
-std::optional<uid_t> socketOwner(std::string_view table, const SocketEndpoint& local) {
+std::optional<SocketEndpoint> parseListenEndpoint(std::string_view host_port) {
+  const std::string prefix = host_port.starts_with('[') ? "ipv6:" : "ipv4:";
+  return parseGrpcPeer(prefix + std::string(host_port));
+}
+
+std::optional<uid_t> socketOwner(std::string_view table, const SocketEndpoint& local,
+                                 const std::optional<SocketEndpoint>& remote) {
   std::optional<uid_t> owner;
   while (!table.empty()) {
     const auto nl = table.find('\n');
@@ -128,6 +134,10 @@ std::optional<uid_t> socketOwner(std::string_view table, const SocketEndpoint& l
     if (f.size() < 10 || f[3] != kEstablished) continue;
     auto endpoint = parseProcEndpoint(f[1]);
     if (!endpoint || *endpoint != local) continue;
+    if (remote) {
+      auto other_end = parseProcEndpoint(f[2]);
+      if (!other_end || *other_end != *remote) continue;
+    }
     uid_t uid = 0;
     if (std::from_chars(f[7].data(), f[7].data() + f[7].size(), uid).ptr !=
         f[7].data() + f[7].size()) {
@@ -139,14 +149,16 @@ std::optional<uid_t> socketOwner(std::string_view table, const SocketEndpoint& l
   return owner;
 }
 
-std::optional<uid_t> callerUid(std::string_view grpc_peer, const std::string& proc_net) {
+std::optional<uid_t> callerUid(std::string_view grpc_peer,
+                               const std::optional<SocketEndpoint>& server,
+                               const std::string& proc_net) {
   auto peer = parseGrpcPeer(grpc_peer);
   if (!peer) return std::nullopt;
   std::optional<uid_t> found;
   for (const char* table : {"/tcp", "/tcp6"}) {
     auto text = readFile(proc_net + table);
     if (!text) continue;
-    auto uid = socketOwner(*text, *peer);
+    auto uid = socketOwner(*text, *peer, server);
     if (!uid) continue;
     if (found && *found != *uid) return std::nullopt;
     found = uid;

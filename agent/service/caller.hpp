@@ -39,13 +39,23 @@ struct SocketEndpoint {
 // escape ':' and '[' as %3A/%5B/%5D); nullopt for anything else ("unix:...").
 std::optional<SocketEndpoint> parseGrpcPeer(std::string_view peer);
 
-// Pure: the uid owning the established socket whose *local* end is `local`, in the text of
-// /proc/net/tcp or /proc/net/tcp6 (the kernel prints addresses in host byte order). nullopt when
-// no line matches, or when matching lines disagree on the owner.
-std::optional<uid_t> socketOwner(std::string_view proc_net_tcp, const SocketEndpoint& local);
+// "127.0.0.1:2378" or "[::1]:2378" (an IP:PORT listen address) as an endpoint; nullopt for
+// anything else ("localhost:2378").
+std::optional<SocketEndpoint> parseListenEndpoint(std::string_view host_port);
 
-// Reads /proc/net/tcp and /proc/net/tcp6 (or `proc_net` + "/tcp", "/tcp6") for the peer.
+// Pure: the uid owning the established socket whose *local* end is `local` and, when `remote` is
+// given, whose remote end is `remote` (the agent's own listen address: so the caller's socket is
+// told from another socket on the same address and port that talks elsewhere, which Linux allows
+// for outgoing connections), in the text of /proc/net/tcp or /proc/net/tcp6 (the kernel prints
+// addresses in host byte order). nullopt when no line matches, or when matching lines disagree on
+// the owner.
+std::optional<uid_t> socketOwner(std::string_view proc_net_tcp, const SocketEndpoint& local,
+                                 const std::optional<SocketEndpoint>& remote = std::nullopt);
+
+// Reads /proc/net/tcp and /proc/net/tcp6 (or `proc_net` + "/tcp", "/tcp6") for the peer of a
+// connection to `server` (the API's listen endpoint, when known).
 std::optional<uid_t> callerUid(std::string_view grpc_peer,
+                               const std::optional<SocketEndpoint>& server = std::nullopt,
                                const std::string& proc_net = "/proc/net");
 
 struct CallerPolicy {

@@ -51,8 +51,17 @@ class AgentHarness {
     return options_.host + ":" + std::to_string(http_port_);
   }
   [[nodiscard]] int peerPort() const { return peer_port_; }
+  // agent.api_listen.
+  [[nodiscard]] std::string apiAddress() const {
+    return options_.host + ":" + std::to_string(api_port_);
+  }
   // agent.api_socket: beside the config, one per agent (never the host's /run/etcd-agent).
   [[nodiscard]] std::string socketPath() const { return dir_ + "/" + options_.name + ".api.sock"; }
+  // [enroll] token_file: beside the config, one per agent (never the host's /etc/etcd-agent);
+  // absent unless a test writes it.
+  [[nodiscard]] std::string tokenFile() const { return dir_ + "/" + options_.name + ".enroll.token"; }
+  // <data_root>/pki: the agent's keys and, once enrolled, its certificates.
+  [[nodiscard]] std::string pkiDir() const { return data_root_ + "/pki"; }
 
   // A single-member (or given) static plan for this agent.
   [[nodiscard]] v1::Plan plan(v1::PlanMode mode, const std::string& initial_cluster = "") const;

@@ -72,6 +72,19 @@ TEST(CallerPeer, TwoOwnersForOneAddressIdentifyNobody) {
       "   3: 0100007F:A8CA 0200007F:094A 01 00000000:00000000 00:00000000 00000000  1000        0 "
       "2003 1 0000000000000000 20 4 30 10 -1\n";
   EXPECT_FALSE(socketOwner(table, *parseGrpcPeer("ipv4:127.0.0.1:43210")));
+  // Unless the agent's own address says which of them is connected to it: Linux lets two
+  // outgoing sockets share a local address and port when they talk to different peers (etcd's
+  // to another member, etcd-fleet's to this agent, on hosts that share one loopback).
+  EXPECT_EQ(socketOwner(table, *parseGrpcPeer("ipv4:127.0.0.1:43210"),
+                        parseListenEndpoint("127.0.0.1:2378")),
+            65534U);
+  EXPECT_EQ(socketOwner(table, *parseGrpcPeer("ipv4:127.0.0.1:43210"),
+                        parseListenEndpoint("127.0.0.2:2378")),
+            1000U);
+  EXPECT_FALSE(socketOwner(table, *parseGrpcPeer("ipv4:127.0.0.1:43210"),
+                           parseListenEndpoint("127.0.0.3:2378")));
+  EXPECT_TRUE(parseListenEndpoint("[::1]:2378"));
+  EXPECT_FALSE(parseListenEndpoint("localhost:2378"));
   EXPECT_FALSE(socketOwner("garbage\n\n  1: x y z\n", *parseGrpcPeer("ipv4:127.0.0.1:43210")));
 }
 
@@ -79,9 +92,9 @@ TEST(CallerPeer, ReadsBothTablesOfADirectory) {
   etcdagent::testing::UnitTempDir dir;
   std::ofstream(dir.path() + "/tcp") << kTcp;
   std::ofstream(dir.path() + "/tcp6") << kTcp6;
-  EXPECT_EQ(callerUid("ipv4:127.0.0.1:43210", dir.path()), 65534U);
-  EXPECT_EQ(callerUid("ipv6:[::1]:43211", dir.path()), 1000U);
-  EXPECT_FALSE(callerUid("unix:/x", dir.path()));
+  EXPECT_EQ(callerUid("ipv4:127.0.0.1:43210", std::nullopt, dir.path()), 65534U);
+  EXPECT_EQ(callerUid("ipv6:[::1]:43211", std::nullopt, dir.path()), 1000U);
+  EXPECT_FALSE(callerUid("unix:/x", std::nullopt, dir.path()));
 }
 
 CallerPolicy policy() {

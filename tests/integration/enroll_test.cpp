@@ -1,0 +1,204 @@
+// Enrollment with the real etcd-agent and etcd-fleet (docs/security.md): an agent with a token
+// serves only enrollment, over TLS; `etcd-fleet enroll` gets its CSRs signed by the fleet CA and
+// the agent turns its API to mutual TLS; a token of another fleet or a revoked one is refused on
+// both sides and nothing is signed.
+
+#include <gmock/gmock.h>
+#include <grpcpp/create_channel.h>
+#include <grpcpp/security/credentials.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "etcdagent/v1/agent.grpc.pb.h"
+#include "tests/support/agent_harness.hpp"
+#include "tests/support/etcd_cluster.hpp"
+
+namespace etcdagent::testing {
+namespace {
+
+using namespace std::chrono_literals;
+using ::testing::HasSubstr;
+
+std::string readText(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+bool exists(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0;
+}
+
+unsigned modeOf(const std::string& path) {
+  struct stat st {};
+  EXPECT_EQ(::stat(path.c_str(), &st), 0) << path;
+  return st.st_mode & 07777;
+}
+
+template <class Done>
+bool eventually(Done done, std::chrono::milliseconds timeout = 30s) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(50ms);
+  }
+  return true;
+}
+
+// GetStatus over mutual TLS with the given client identity ("" = none), verifying the agent's
+// certificate against `ca_pem` and its address.
+grpc::Status statusOverTls(const std::string& address, const std::string& ca_pem,
+                           const std::string& key_pem, const std::string& cert_pem) {
+  grpc::SslCredentialsOptions ssl;
+  ssl.pem_root_certs = ca_pem;
+  ssl.pem_private_key = key_pem;
+  ssl.pem_cert_chain = cert_pem;
+  auto channel = grpc::CreateChannel(address, grpc::SslCredentials(ssl));
+  v1::Agent::Stub stub(channel);
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + 10s);
+  v1::GetStatusRequest req;
+  v1::AgentStatus out;
+  return stub.GetStatus(&ctx, req, &out);
+}
+
+class Enroll : public ::testing::Test {
+ protected:
+  TempDir dir_;
+  std::string inventory_ = dir_.path() + "/fleet.toml";
+
+  RunResult etcdFleet(std::vector<std::string> args, const std::string& inventory = "") {
+    std::vector<std::string> argv{fleetBinary(), "--fleet",
+                                  inventory.empty() ? inventory_ : inventory};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return run(argv, {.timeout = 60s});
+  }
+
+  // `ca init` then `token create`: the token, as printed.
+  std::string fleetToken(const std::string& inventory = "") {
+    auto ca = etcdFleet({"ca", "init"}, inventory);
+    EXPECT_EQ(ca.exit_code, 0) << ca.err;
+    auto token = etcdFleet({"token", "create", "--ttl", "1h"}, inventory);
+    EXPECT_EQ(token.exit_code, 0) << token.err;
+    std::string text = token.out;
+    while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
+    return text;
+  }
+
+  static void giveToken(const AgentHarness& agent, const std::string& token) {
+    std::ofstream out(agent.tokenFile());
+    out << token << "\n";
+    out.close();
+    std::filesystem::permissions(agent.tokenFile(), std::filesystem::perms::owner_read |
+                                                        std::filesystem::perms::owner_write);
+  }
+
+  // The agent answers on its socket (its TCP port speaks only TLS now).
+  static void waitServing(const AgentHarness& agent) {
+    auto local = AgentClient::connect("unix:" + agent.socketPath(), 5s);
+    ASSERT_TRUE(local) << local.error().message;
+    ASSERT_TRUE(eventually([&] { return local->status().has_value(); }))
+        << readText(agent.logPath());
+  }
+};
+
+TEST_F(Enroll, AnAgentWithATokenIsEnrolledByEtcdFleetAndThenServesOnlyMutualTls) {
+  const std::string token = fleetToken();
+  const std::string id = token.substr(5, 6);
+  AgentHarness agent(dir_.path(), {});
+  giveToken(agent, token);
+  agent.start();
+  waitServing(agent);
+  EXPECT_THAT(readText(agent.logPath()), HasSubstr("waiting for enrollment (token " + id + ")"));
+  // Its keys are made, private; no certificate yet; plaintext is not served on its port.
+  EXPECT_EQ(modeOf(agent.pkiDir()), 0700U);
+  for (const char* use : {"api", "etcd-server", "etcd-peer", "etcd-client"}) {
+    EXPECT_EQ(modeOf(agent.pkiDir() + "/" + use + ".key"), 0600U) << use;
+    EXPECT_FALSE(exists(agent.pkiDir() + "/" + use + ".crt")) << use;
+  }
+  auto plain = agent.client().status();
+  ASSERT_FALSE(plain) << "plaintext answered on a port waiting for enrollment";
+
+  auto enrolled = etcdFleet({"enroll", "--hosts", agent.apiAddress()});
+  ASSERT_EQ(enrolled.exit_code, 0) << enrolled.out << enrolled.err << readText(agent.logPath());
+  EXPECT_THAT(enrolled.out, HasSubstr("m1 " + agent.apiAddress() + " enrolled (token " + id));
+  // The agent stored its certificates, dropped the token and serves mutual TLS.
+  EXPECT_FALSE(exists(agent.tokenFile()));
+  for (const char* use : {"api", "etcd-server", "etcd-peer", "etcd-client"}) {
+    EXPECT_EQ(modeOf(agent.pkiDir() + "/" + use + ".crt"), 0600U) << use;
+  }
+  EXPECT_THAT(readText(agent.logPath()), HasSubstr("now requires the fleet's client certificates"));
+  auto list = etcdFleet({"token", "list", "-w", "json"});
+  EXPECT_THAT(list.out, HasSubstr(agent.apiAddress())) << "the token records the host it enrolled";
+
+  const std::string pki = dir_.path() + "/pki";
+  const std::string ca = readText(pki + "/ca.crt");
+  const std::string fleet_key = readText(pki + "/fleet.key");
+  const std::string fleet_cert = readText(pki + "/fleet.crt");
+  grpc::Status tls;
+  ASSERT_TRUE(eventually([&] {
+    tls = statusOverTls(agent.apiAddress(), ca, fleet_key, fleet_cert);
+    return tls.ok();
+  })) << tls.error_message();
+  // No client certificate, or one of another CA: refused in the handshake.
+  EXPECT_FALSE(statusOverTls(agent.apiAddress(), ca, "", "").ok());
+  EXPECT_FALSE(agent.client().status()) << "plaintext answered after enrollment";
+  // The local socket keeps working.
+  auto local = AgentClient::connect("unix:" + agent.socketPath(), 5s);
+  ASSERT_TRUE(local);
+  EXPECT_TRUE(local->status());
+
+  // Again: reported, not redone; and after a restart the agent stays enrolled.
+  auto again = etcdFleet({"enroll", "--hosts", agent.apiAddress()});
+  EXPECT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_THAT(again.out, HasSubstr("already enrolled"));
+  agent.stop();
+  agent.start();
+  waitServing(agent);
+  ASSERT_TRUE(eventually([&] {
+    tls = statusOverTls(agent.apiAddress(), ca, fleet_key, fleet_cert);
+    return tls.ok();
+  })) << tls.error_message() << readText(agent.logPath());
+  EXPECT_THAT(etcdFleet({"enroll", "--hosts", agent.apiAddress()}).out,
+              HasSubstr("already enrolled"));
+}
+
+TEST_F(Enroll, ATokenOfAnotherFleetOrARevokedOneIsRefusedAndNothingIsSigned) {
+  (void)fleetToken();
+  const std::string other_inventory = dir_.path() + "/other/fleet.toml";
+  std::filesystem::create_directories(dir_.path() + "/other");
+  const std::string foreign = fleetToken(other_inventory);
+  AgentHarness agent(dir_.path(), {});
+  giveToken(agent, foreign);
+  agent.start();
+  waitServing(agent);
+  // Our fleet dials an agent whose token pins the other fleet's CA: the agent refuses.
+  auto wrong = etcdFleet({"enroll", "--hosts", agent.apiAddress()});
+  EXPECT_EQ(wrong.exit_code, 1) << wrong.out;
+  EXPECT_THAT(wrong.err, HasSubstr("the token is from another fleet")) << wrong.err;
+  EXPECT_EQ(wrong.err.find(foreign.substr(12, 32)), std::string::npos) << "the secret leaked";
+  // The other fleet, once its token is revoked: the fleet refuses.
+  const std::string id = foreign.substr(5, 6);
+  ASSERT_EQ(etcdFleet({"token", "revoke", id}, other_inventory).exit_code, 0);
+  auto revoked = etcdFleet({"enroll", "--hosts", agent.apiAddress()}, other_inventory);
+  EXPECT_EQ(revoked.exit_code, 1) << revoked.out;
+  EXPECT_THAT(revoked.err, HasSubstr("revoked")) << revoked.err;
+  // Nothing was signed; the agent still waits, healthy, with its token.
+  EXPECT_TRUE(exists(agent.tokenFile()));
+  EXPECT_FALSE(exists(agent.pkiDir() + "/ca.crt"));
+  EXPECT_FALSE(exists(agent.pkiDir() + "/api.crt"));
+  EXPECT_TRUE(agent.running());
+  auto local = AgentClient::connect("unix:" + agent.socketPath(), 5s);
+  ASSERT_TRUE(local);
+  EXPECT_TRUE(local->status());
+}
+
+}  // namespace
+}  // namespace etcdagent::testing
