@@ -3,11 +3,13 @@
 // --check-config; map the outcome to an exit code.
 
 #include <iostream>
+#include <optional>
 #include <string>
 
 #include "agent/config/agent_config.hpp"
 #include "agent/daemon/agent.hpp"
 #include "agent/daemon/check_config.hpp"
+#include "agent/enroll/enrollment.hpp"
 #include "common/version.hpp"
 
 namespace {
@@ -15,8 +17,11 @@ namespace {
 using namespace etcdagent::agent;
 
 void usage() {
-  std::cout << "Usage: etcd-agent [--config FILE] [--check-config] [--version]\n\n"
+  std::cout << "Usage: etcd-agent [--config FILE] [--check-config] [--version]\n"
+               "       etcd-agent enroll TOKEN [--config FILE]\n\n"
                "Supervises one etcd member on this host (see etcd-agent(8)).\n\n"
+               "  enroll TOKEN     save an enrollment token (etcd-fleet token create) in\n"
+               "                   [enroll] token_file; restart the agent to wait for the fleet\n"
                "  --config FILE    configuration (default /etc/etcd-agent/agent.toml)\n"
                "  --check-config   validate the configuration, print the etcd command line, exit\n"
                "  --version        print the version and exit\n";
@@ -24,12 +29,43 @@ void usage() {
 
 }  // namespace
 
+// `etcd-agent enroll TOKEN`: the token, checked, into [enroll] token_file (0600). The token is
+// never echoed: it is a secret.
+int enroll(const std::string& token_text, const std::string& config_path) {
+  auto config = loadAgentConfig(config_path);
+  if (!config) {
+    std::cerr << "etcd-agent: " << config.error().message << "\n";
+    return kExitConfig;
+  }
+  auto token = etcdagent::fleet::parseEnrollToken(token_text);
+  if (!token) {
+    std::cerr << "etcd-agent: enroll: " << token.error().message << "\n";
+    return 2;
+  }
+  const std::string& path = config->enroll.token_file;
+  if (auto written = writeEnrollToken(path, *token); !written) {
+    std::cerr << "etcd-agent: enroll: " << written.error().message << "\n";
+    return 1;
+  }
+  std::cout << "saved token " << token->id << " (fleet CA sha256:" << token->ca_hash << ") in "
+            << path << "\nrestart the agent (systemctl restart etcd-agent); it then waits for "
+            << "`etcd-fleet enroll --hosts " << config->agent.api_listen << "`\n";
+  return 0;
+}
+
 int main(int argc, char** argv) {
   std::string config_path(kDefaultConfigPath);
   bool check = false;
+  std::optional<std::string> enroll_token;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
-    if (a == "--config" && i + 1 < argc) {
+    if (i == 1 && a == "enroll") {
+      if (i + 1 >= argc) {
+        std::cerr << "etcd-agent: enroll needs the token: etcd-agent enroll TOKEN\n";
+        return 2;
+      }
+      enroll_token = argv[++i];
+    } else if (a == "--config" && i + 1 < argc) {
       config_path = argv[++i];
     } else if (a.starts_with("--config=")) {
       config_path = a.substr(9);
@@ -47,6 +83,7 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
+  if (enroll_token) return enroll(*enroll_token, config_path);
   auto config = loadAgentConfig(config_path);
   if (!config) {
     std::cerr << "etcd-agent: " << config.error().message << "\n";

@@ -13,8 +13,8 @@
 namespace etcdagent::agent {
 namespace {
 
-constexpr std::array<std::string_view, 5> kSections = {"member", "cluster", "agent", "etcd",
-                                                       "bootstrap"};
+constexpr std::array<std::string_view, 6> kSections = {"member", "cluster",   "agent",
+                                                       "etcd",   "bootstrap", "enroll"};
 
 KeyPosition positionOf(const toml::node& n) {
   return {n.source().begin.line, n.source().begin.column};
@@ -48,7 +48,7 @@ void checkSections(const toml::table& root, TomlChecker& check) {
     }
     check.error(k.source(), k.str(),
                 "unknown section or key (known sections: [member], [cluster], [agent], [etcd], "
-                "[bootstrap])");
+                "[bootstrap], [enroll])");
   }
 }
 
@@ -115,6 +115,9 @@ void readOthers(TomlChecker& check, const toml::table& root, AgentConfig& cfg) {
   bootstrap.string("discovery", cfg.bootstrap.discovery);
   bootstrap.string("join", cfg.bootstrap.join);
   bootstrap.rejectUnknown();
+  TomlSection enroll(check, tableOf(root, "enroll"), "enroll");
+  enroll.string("token_file", cfg.enroll.token_file);
+  enroll.rejectUnknown();
 }
 
 }  // namespace

@@ -53,6 +53,14 @@ struct EtcdSection {
   std::vector<std::string> extra_flags;  // passed through after validation
 };
 
+// Enrollment into a fleet (docs/security.md): the token etcd-fleet created, until the agent has
+// its certificates; the agent deletes the file once enrolled.
+inline constexpr std::string_view kDefaultEnrollTokenFile = "/etc/etcd-agent/enroll.token";
+
+struct EnrollSection {
+  std::string token_file = std::string(kDefaultEnrollTokenFile);
+};
+
 struct BootstrapSection {
   std::string discovery;  // a discovery URL: register there and form the cluster
   std::string join;       // a client URL of a running cluster: join it as a learner
@@ -74,11 +82,14 @@ struct AgentConfig {
   AgentSection agent;
   EtcdSection etcd;
   BootstrapSection bootstrap;
+  EnrollSection enroll;
 
   // <data_root>/<name>: data/ (etcd's data dir) and state.json live here.
   [[nodiscard]] std::string memberDir() const { return member.data_root + "/" + member.name; }
   [[nodiscard]] std::string dataDir() const { return memberDir() + "/data"; }
   [[nodiscard]] std::string statePath() const { return memberDir() + "/state.json"; }
+  // <data_root>/pki (0700): the agent's keys, its certificates and the fleet CA once enrolled.
+  [[nodiscard]] std::string pkiDir() const { return member.data_root + "/pki"; }
 
   // "agent.toml:3:8: member.name" where the key is set; "agent.toml: member.name (not set, the
   // default)" otherwise. Messages are where(key) + ": " + what is wrong.

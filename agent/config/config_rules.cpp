@@ -120,6 +120,10 @@ void checkAgent(const AgentConfig& cfg, FirstProblem& p) {
   if (auto why = apiSocketPathProblem(cfg.agent.api_socket, cfg.member.data_root)) {
     p.add("agent.api_socket", *why);
   }
+  if (!cfg.enroll.token_file.starts_with('/')) {
+    p.add("enroll.token_file",
+          "expected an absolute path, got " + quoteForMessage(cfg.enroll.token_file));
+  }
 }
 
 void checkCompaction(const EtcdSection& e, FirstProblem& p) {

@@ -1,7 +1,9 @@
 #include "agent/daemon/agent.hpp"
 
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <syslog.h>
+#include <unistd.h>
 
 #include <boost/asio/post.hpp>
 #include <csignal>
@@ -48,7 +50,7 @@ Agent::Agent(AgentConfig config)
                }),
       discovery_(io_, config_.member.data_root + "/discovery"),
       http_(io_, edgeLimits()),
-      api_(config_.agent.api_listen, service_),
+      api_(config_.agent.api_listen, ApiTransport{std::nullopt, {&service_}}),
       api_monitor_(api_, {},
                    [this](int priority, const std::string& text) {
                      boost::asio::post(io_, [this, priority, text] { log_.agent(priority, text); });
@@ -57,12 +59,74 @@ Agent::Agent(AgentConfig config)
                   [this](int priority, const std::string& text) { log_.agent(priority, text); }),
       watchdog_(io_),
       signals_(io_) {
-  supervisor_.onChange([this] { notifier_.status(statusLine(supervisor_.view())); });
+  supervisor_.onChange([this] { notifier_.status(statusText()); });
+}
+
+std::string Agent::statusText() const {
+  const std::string line = statusLine(supervisor_.view());
+  return waiting_for_enrollment_.empty() ? line : waiting_for_enrollment_ + "; " + line;
+}
+
+ApiTransport Agent::mutualTls(const AgentCredentials& credentials) {
+  return {ApiTls{credentials.keys.of(KeyUse::kApi).pem(), credentials.cert(KeyUse::kApi).pem(),
+                 credentials.ca.pem()},
+          {&service_, enroll_.get()}};
+}
+
+Result<void> Agent::prepareApi() {
+  const AgentPkiPaths paths = agentPkiPaths(config_.pkiDir());
+  auto credentials = loadAgentCredentials(paths);
+  if (!credentials) return fail(credentials.error());
+  if (*credentials) {
+    enroll_ = std::make_unique<EnrollService>(tls::spkiFingerprint((*credentials)->ca));
+    api_.setTransport(mutualTls(**credentials));
+    return {};
+  }
+  struct stat st {};
+  if (::stat(config_.enroll.token_file.c_str(), &st) != 0) return {};  // plaintext, as before
+  auto token = loadEnrollToken(config_.enroll.token_file);
+  if (!token)
+    return fail(token.error().code,
+                config_.where("enroll.token_file") + ": " + token.error().message);
+  auto keys = ensureAgentKeys(paths);
+  if (!keys) return fail(keys.error());
+  char host[256] = {};
+  if (gethostname(host, sizeof host - 1) != 0) host[0] = '\0';
+  EnrollIdentity identity{config_.member.name, config_.member.advertise_host, host};
+  auto enrollment = Enrollment::create(*token, std::move(*keys), std::move(identity), paths,
+                                       config_.enroll.token_file);
+  if (!enrollment) return fail(enrollment.error());
+  ApiTls tls{enrollment->serverKeyPem(), enrollment->serverCertPem(), ""};
+  enroll_ = std::make_unique<EnrollService>(std::move(*enrollment), [this](const Enrolled& done) {
+    boost::asio::post(io_, [this, done] { enrolled(done); });
+  });
+  waiting_for_enrollment_ = "waiting for enrollment (token " + token->id +
+                            "): run `etcd-fleet enroll --hosts " + config_.agent.api_listen +
+                            "` where the fleet's CA is";
+  api_.setTransport({tls, {enroll_.get()}});
+  return {};
+}
+
+void Agent::enrolled(const Enrolled& done) {
+  log_.agent(LOG_NOTICE, "enrolled in the fleet CA " + tls::spkiFingerprint(done.credentials.ca) +
+                             "; the agent API on " + config_.agent.api_listen +
+                             " now requires the fleet's client certificates (mutual TLS)");
+  if (!done.notice.empty()) log_.agent(LOG_WARNING, done.notice);
+  waiting_for_enrollment_.clear();
+  if (auto switched = api_.reconfigure(mutualTls(done.credentials)); !switched) {
+    log_.agent(LOG_ERR, switched.error().message + " (after enrollment)");
+  }
+  notifier_.status(statusText());
 }
 
 Agent::~Agent() = default;
 
 int Agent::run() {
+  if (auto prepared = prepareApi(); !prepared) {
+    log_.agent(LOG_ERR, prepared.error().message);
+    std::cerr << "etcd-agent: " << prepared.error().message << "\n";
+    return kExitConfig;
+  }
   // An address in use stops the agent before it takes the member's lock or starts etcd.
   if (auto available = api_.checkAvailable(); !available) {
     log_.agent(LOG_ERR, available.error().message);
@@ -104,9 +168,10 @@ void Agent::serve() {
   const std::string socket =
       config_.agent.api_socket.empty() ? "" : " and " + config_.agent.api_socket;
   log_.agent(LOG_INFO, "etcd-agent " + std::string(kVersion) + " serving the agent API on " +
-                           config_.agent.api_listen + socket + ", HTTP on " +
-                           config_.agent.http_listen);
-  notifier_.ready(statusLine(supervisor_.view()));
+                           config_.agent.api_listen + " (" + api_.transportName() + ")" + socket +
+                           ", HTTP on " + config_.agent.http_listen);
+  if (!waiting_for_enrollment_.empty()) log_.agent(LOG_NOTICE, waiting_for_enrollment_);
+  notifier_.ready(statusText());
   if (notifier_.watchdogInterval()) feedWatchdog();
   signals_.add(SIGTERM);
   signals_.add(SIGINT);
@@ -217,7 +282,7 @@ void Agent::reload() {
     log_.agent(LOG_NOTICE, "reload: " + config_.source +
                                " is valid; changes take effect when etcd-agent restarts");
   }
-  notifier_.ready(statusLine(supervisor_.view()));
+  notifier_.ready(statusText());
 }
 
 void Agent::shutdown(int sig) {

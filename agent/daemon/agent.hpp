@@ -22,6 +22,7 @@
 #include "agent/member/loop_clock.hpp"
 #include "agent/member/member_store.hpp"
 #include "agent/service/agent_service.hpp"
+#include "agent/service/enroll_service.hpp"
 #include "agent/supervisor/health.hpp"
 #include "agent/supervisor/launcher.hpp"
 #include "agent/supervisor/supervisor.hpp"
@@ -43,6 +44,12 @@ class Agent {
 
  private:
   void serve();  // once the member lock is held and the plan loaded
+  // What the API serves, from the agent's pki and enrollment token (docs/security.md).
+  Result<void> prepareApi();
+  // On the loop, after Finish stored the certificates: the API turns to mutual TLS.
+  void enrolled(const Enrolled& done);
+  [[nodiscard]] ApiTransport mutualTls(const AgentCredentials& credentials);
+  [[nodiscard]] std::string statusText() const;
   bool listenApi();
   void listenHttp();
   void bootstrapByConfig();
@@ -68,6 +75,10 @@ class Agent {
   DiscoveryEndpoint discovery_;
   HttpServer http_;
   unsigned short http_port_ = 0;  // set once HTTP listens; read on the loop
+  // Enrollment while the agent waits for it, or the "enrolled already" answers; before api_,
+  // which serves it.
+  std::unique_ptr<EnrollService> enroll_;
+  std::string waiting_for_enrollment_;  // the Status line's note, "" once enrolled
   // The gRPC API, and the thread that probes it and rebuilds it when it stops accepting.
   ApiServer api_;
   ApiMonitor api_monitor_;

@@ -1,5 +1,8 @@
 #include "agent/daemon/api_server.hpp"
 
+#include <grpcpp/security/tls_certificate_provider.h>
+#include <grpcpp/security/tls_certificate_verifier.h>
+#include <grpcpp/security/tls_credentials_options.h>
 #include <sys/socket.h>
 #include <syslog.h>
 #include <unistd.h>
@@ -51,7 +54,25 @@ bool canOpenSocket() {
 
 }  // namespace
 
-ApiProbe probeApi(const std::string& address, std::chrono::milliseconds timeout) {
+std::shared_ptr<grpc::ChannelCredentials> probeCredentials(const ApiTransport& transport) {
+  if (!transport.tls) return grpc::InsecureChannelCredentials();
+  grpc::experimental::TlsChannelCredentialsOptions options;
+  options.set_verify_server_certs(false);
+  options.set_check_call_host(false);
+  options.set_certificate_verifier(std::make_shared<grpc::experimental::NoOpCertificateVerifier>());
+  if (!transport.tls->ca_pem.empty()) {
+    options.set_certificate_provider(
+        std::make_shared<grpc::experimental::StaticDataCertificateProvider>(
+            std::vector<grpc::experimental::IdentityKeyCertPair>{
+                {transport.tls->key_pem, transport.tls->cert_pem}}));
+    options.watch_identity_key_cert_pairs();
+  }
+  return grpc::experimental::TlsCredentials(options);
+}
+
+ApiProbe probeApi(const std::string& address,
+                  const std::shared_ptr<grpc::ChannelCredentials>& credentials,
+                  std::chrono::milliseconds timeout) {
   if (!canOpenSocket()) {
     return {ApiVerdict::kNoDescriptors,
             "the process is out of file descriptors (" + std::string(std::strerror(EMFILE)) + ")"};
@@ -60,15 +81,41 @@ ApiProbe probeApi(const std::string& address, std::chrono::milliseconds timeout)
   // A subchannel of its own: a pooled connection accepted before the listener died would still
   // answer.
   args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
-  auto channel = grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args);
+  auto channel = grpc::CreateCustomChannel(address, credentials, args);
   if (channel->WaitForConnected(std::chrono::system_clock::now() + timeout)) return {};
   return {ApiVerdict::kNotAccepting, "the agent API on " + address +
                                          " did not accept a connection within " +
                                          std::to_string(timeout.count()) + " ms"};
 }
 
-ApiServer::ApiServer(std::string address, grpc::Service& service)
-    : address_(std::move(address)), service_(service) {}
+namespace {
+
+std::shared_ptr<grpc::ServerCredentials> serverCredentials(const ApiTransport& transport) {
+  if (!transport.tls) return grpc::InsecureServerCredentials();
+  const bool mutual = !transport.tls->ca_pem.empty();
+  grpc::SslServerCredentialsOptions options(
+      mutual ? GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY
+             : GRPC_SSL_REQUEST_CLIENT_CERTIFICATE_BUT_DONT_VERIFY);
+  options.pem_root_certs = transport.tls->ca_pem;
+  options.pem_key_cert_pairs.push_back({transport.tls->key_pem, transport.tls->cert_pem});
+  return grpc::SslServerCredentials(options);
+}
+
+}  // namespace
+
+ApiServer::ApiServer(std::string address, ApiTransport transport)
+    : address_(std::move(address)), transport_(std::move(transport)) {}
+
+std::shared_ptr<grpc::ChannelCredentials> ApiServer::probeCredentials() const {
+  std::scoped_lock lock(mutex_);
+  return agent::probeCredentials(transport_);
+}
+
+std::string ApiServer::transportName() const {
+  std::scoped_lock lock(mutex_);
+  if (!transport_.tls) return "plaintext";
+  return transport_.tls->ca_pem.empty() ? "TLS, for enrollment only" : "mutual TLS";
+}
 
 ApiServer::~ApiServer() {
   std::scoped_lock lock(mutex_);
@@ -79,8 +126,8 @@ Result<void> ApiServer::build() {
   grpc::ServerBuilder builder;
   int bound_port = 0;
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
-  builder.AddListeningPort(address_, grpc::InsecureServerCredentials(), &bound_port);
-  builder.RegisterService(&service_);
+  builder.AddListeningPort(address_, serverCredentials(transport_), &bound_port);
+  for (grpc::Service* service : transport_.services) builder.RegisterService(service);
   server_ = builder.BuildAndStart();
   if (server_ && bound_port != 0) return {};
   server_.reset();
@@ -103,6 +150,22 @@ Result<void> ApiServer::start() {
 Result<void> ApiServer::restart(std::chrono::milliseconds grace,
                                 std::chrono::milliseconds bind_wait) {
   std::scoped_lock lock(mutex_);
+  return restartLocked(grace, bind_wait);
+}
+
+void ApiServer::setTransport(ApiTransport transport) {
+  std::scoped_lock lock(mutex_);
+  transport_ = std::move(transport);
+}
+
+Result<void> ApiServer::reconfigure(ApiTransport transport, std::chrono::milliseconds grace) {
+  std::scoped_lock lock(mutex_);
+  transport_ = std::move(transport);
+  return restartLocked(grace, std::chrono::seconds(3));
+}
+
+Result<void> ApiServer::restartLocked(std::chrono::milliseconds grace,
+                                      std::chrono::milliseconds bind_wait) {
   if (server_) {
     server_->Shutdown(std::chrono::system_clock::now() + grace);
     server_->Wait();
@@ -185,7 +248,7 @@ void ApiMonitor::run(const std::stop_token& stop) {
     if (stop.stop_requested()) return;
     probe_requested_ = false;
     lock.unlock();
-    auto probe = probeApi(server_.address(), options_.probe_timeout);
+    auto probe = probeApi(server_.address(), server_.probeCredentials(), options_.probe_timeout);
     lock.lock();
     record(probe);
     std::vector<Fresh> waiting;

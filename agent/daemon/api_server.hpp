@@ -19,6 +19,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -39,13 +40,37 @@ struct ApiProbe {
   std::string detail;  // for /healthz when the API does not answer
 };
 
+// How the API is served on its address (docs/security.md):
+//   * no tls: plaintext, an agent that is neither enrolled nor enrolling (loopback only);
+//   * tls with an empty ca_pem: while waiting for enrollment, the api key with its self-signed
+//     certificate, client certificates requested but not verified in the handshake (the Enroll
+//     service checks the fleet's itself, against the CA its token pins);
+//   * tls with ca_pem: mutual TLS, a client certificate the fleet CA issued required.
+struct ApiTls {
+  std::string key_pem;
+  std::string cert_pem;
+  std::string ca_pem;
+};
+
+struct ApiTransport {
+  std::optional<ApiTls> tls;
+  std::vector<grpc::Service*> services;  // not owned; registered on every (re)build
+};
+
+// What probes of the API dial with: plaintext, or TLS without verifying the server (the probe
+// asks only whether the listener completes a handshake) presenting the API's own certificate when
+// the server requires one (it is CA-signed and has clientAuth).
+std::shared_ptr<grpc::ChannelCredentials> probeCredentials(const ApiTransport& transport);
+
 // Connects to `address` on a connection of its own (never a pooled one, which could predate a
 // dead listener) and waits up to `timeout` for the channel to become READY.
-ApiProbe probeApi(const std::string& address, std::chrono::milliseconds timeout);
+ApiProbe probeApi(const std::string& address,
+                  const std::shared_ptr<grpc::ChannelCredentials>& credentials,
+                  std::chrono::milliseconds timeout);
 
 class ApiServer {
  public:
-  ApiServer(std::string address, grpc::Service& service);
+  ApiServer(std::string address, ApiTransport transport);
   ~ApiServer();
   ApiServer(const ApiServer&) = delete;
   ApiServer& operator=(const ApiServer&) = delete;
@@ -62,16 +87,26 @@ class ApiServer {
   // up to `bind_wait`.
   Result<void> restart(std::chrono::milliseconds grace = std::chrono::seconds(1),
                        std::chrono::milliseconds bind_wait = std::chrono::seconds(3));
+  // Before start(): what to serve.
+  void setTransport(ApiTransport transport);
+  // restart() serving `transport` from now on (an agent that just enrolled turns to mutual TLS).
+  Result<void> reconfigure(ApiTransport transport,
+                           std::chrono::milliseconds grace = std::chrono::seconds(1));
   void shutdown(std::chrono::system_clock::time_point deadline);
   void wait();
   [[nodiscard]] const std::string& address() const { return address_; }
+  [[nodiscard]] std::shared_ptr<grpc::ChannelCredentials> probeCredentials() const;
+  // "plaintext", "TLS for enrollment", "mutual TLS": for the journal.
+  [[nodiscard]] std::string transportName() const;
 
  private:
   Result<void> build();
+  Result<void> restartLocked(std::chrono::milliseconds grace, std::chrono::milliseconds bind_wait);
 
   std::string address_;
-  grpc::Service& service_;
-  std::mutex mutex_;  // server_: the monitor's thread restarts it, the loop shuts it down
+  mutable std::mutex
+      mutex_;  // server_, transport_: the monitor's thread restarts, the loop shuts down
+  ApiTransport transport_;
   std::unique_ptr<grpc::Server> server_;
 };
 

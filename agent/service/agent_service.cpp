@@ -1,5 +1,7 @@
 #include "agent/service/agent_service.hpp"
 
+#include <grpcpp/security/auth_context.h>
+
 #include <boost/asio/post.hpp>
 #include <future>
 #include <utility>
@@ -71,6 +73,15 @@ grpc::Status toStatus(const Error& e) {
 
 grpc::Status AgentService::allowMutation(const grpc::ServerContext* context,
                                          std::string_view method) const {
+  // Over mutual TLS the certificate says who calls (the handshake verified it).
+  if (context != nullptr) {
+    if (auto auth = context->auth_context(); auth && auth->IsPeerAuthenticated()) {
+      const auto names = auth->FindPropertyValues(GRPC_X509_CN_PROPERTY_NAME);
+      const std::string cn =
+          names.empty() ? "" : std::string(names.front().data(), names.front().size());
+      return asStatus(authorizeCertificateMutation(cn, method));
+    }
+  }
   const std::optional<uid_t> caller = context ? lookup_(context->peer()) : std::nullopt;
   return asStatus(authorizeMutation(caller, method, policy_));
 }

@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "common/file_util.hpp"
+#include "common/strings.hpp"
+#include "tls/fleet_pki.hpp"
 
 namespace etcdagent::agent {
 namespace {
@@ -203,6 +205,15 @@ Result<void> authorizeMutation(std::optional<uid_t> caller, std::string_view met
                   "agent's own user (uid " +
                   std::to_string(policy.agent_uid) + ") and members of group " + group +
                   ". Run etcd-fleet as one of them (e.g. with sudo)");
+}
+
+Result<void> authorizeCertificateMutation(std::string_view common_name, std::string_view method) {
+  if (common_name == tls::kFleetClientCommonName) return {};
+  return fail(Errc::kPermissionDenied,
+              std::string(method) + " changes the member, and the certificate " +
+                  quoteForMessage(common_name) +
+                  " may only read (GetStatus) on this agent: mutating calls are for etcd-fleet's "
+                  "own certificate (CN etcd-fleet, pki/fleet.crt)");
 }
 
 }  // namespace etcdagent::agent

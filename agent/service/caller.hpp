@@ -68,4 +68,9 @@ Result<void> authorizeMutation(std::optional<uid_t> caller, std::string_view met
 // The user database's answer for CallerPolicy::in_group.
 bool uidInGroup(uid_t uid, gid_t group);
 
+// A caller over mutual TLS, by the common name of the certificate the handshake verified (the
+// fleet CA issued it): only etcd-fleet's ("etcd-fleet") may change the member; another agent's
+// ("etcd-agent:<member>") or an application's may only read.
+Result<void> authorizeCertificateMutation(std::string_view common_name, std::string_view method);
+
 }  // namespace etcdagent::agent

@@ -40,35 +40,37 @@ TEST(ApiServer, ASecondServerOnTheSameAddressFailsAndNamesIt) {
   v1::Agent::Service service_a;
   v1::Agent::Service service_b;
   const std::string address = freeAddress();
-  ApiServer first(address, service_a);
+  ApiServer first(address, ApiTransport{std::nullopt, {&service_a}});
   ASSERT_TRUE(first.start());
-  ApiServer second(address, service_b);
+  ApiServer second(address, ApiTransport{std::nullopt, {&service_b}});
   auto r = second.start();
   ASSERT_FALSE(r) << "two gRPC servers share " << address;
   EXPECT_NE(r.error().message.find("cannot listen on " + address + " (agent.api_listen)"),
             std::string::npos)
       << r.error().message;
   EXPECT_NE(r.error().message.find("in use"), std::string::npos) << r.error().message;
-  EXPECT_EQ(probeApi(address, 2s).verdict, ApiVerdict::kAnswers);
+  EXPECT_EQ(probeApi(address, grpc::InsecureChannelCredentials(), 2s).verdict,
+            ApiVerdict::kAnswers);
   // The check before the member is touched says the same.
   auto check = second.checkAvailable();
   ASSERT_FALSE(check);
   EXPECT_EQ(check.error().message, r.error().message);
-  EXPECT_TRUE(ApiServer(freeAddress(), service_b).checkAvailable());
+  EXPECT_TRUE(ApiServer(freeAddress(), ApiTransport{std::nullopt, {&service_b}}).checkAvailable());
 }
 
 TEST(ApiServer, AProbeTellsAServingApiFromAListenerThatNeverAccepts) {
   v1::Agent::Service service;
   const std::string address = freeAddress();
-  ApiServer server(address, service);
+  ApiServer server(address, ApiTransport{std::nullopt, {&service}});
   ASSERT_TRUE(server.start());
-  EXPECT_EQ(probeApi(address, 2s).verdict, ApiVerdict::kAnswers);
+  EXPECT_EQ(probeApi(address, grpc::InsecureChannelCredentials(), 2s).verdict,
+            ApiVerdict::kAnswers);
 
   // A socket that listens but never accepts: what gRPC 1.51 leaves after EMFILE in accept4.
   boost::asio::io_context io;
   boost::asio::ip::tcp::acceptor mute(io, {boost::asio::ip::make_address("127.0.0.1"), 0});
   const std::string mute_address = "127.0.0.1:" + std::to_string(mute.local_endpoint().port());
-  auto probe = probeApi(mute_address, 300ms);
+  auto probe = probeApi(mute_address, grpc::InsecureChannelCredentials(), 300ms);
   EXPECT_EQ(probe.verdict, ApiVerdict::kNotAccepting);
   EXPECT_NE(probe.detail.find(mute_address), std::string::npos) << probe.detail;
 }
@@ -76,17 +78,18 @@ TEST(ApiServer, AProbeTellsAServingApiFromAListenerThatNeverAccepts) {
 TEST(ApiServer, RestartServesAgainOnTheSameAddress) {
   v1::Agent::Service service;
   const std::string address = freeAddress();
-  ApiServer server(address, service);
+  ApiServer server(address, ApiTransport{std::nullopt, {&service}});
   ASSERT_TRUE(server.start());
   auto restarted = server.restart();
   ASSERT_TRUE(restarted) << restarted.error().message;
-  EXPECT_EQ(probeApi(address, 2s).verdict, ApiVerdict::kAnswers);
+  EXPECT_EQ(probeApi(address, grpc::InsecureChannelCredentials(), 2s).verdict,
+            ApiVerdict::kAnswers);
 }
 
 TEST(ApiMonitor, RebuildsAServerThatStoppedAcceptingAndReportsItMeanwhile) {
   v1::Agent::Service service;
   const std::string address = freeAddress();
-  ApiServer server(address, service);
+  ApiServer server(address, ApiTransport{std::nullopt, {&service}});
   ASSERT_TRUE(server.start());
   std::mutex mutex;
   std::vector<std::string> notices;
@@ -102,7 +105,8 @@ TEST(ApiMonitor, RebuildsAServerThatStoppedAcceptingAndReportsItMeanwhile) {
   ASSERT_TRUE(eventually([&] { return monitor.health().restarts >= 1; }));
   ASSERT_TRUE(eventually([&] { return monitor.health().answers; }));
   EXPECT_GE(monitor.health().probe_failures, 2U);
-  EXPECT_EQ(probeApi(address, 2s).verdict, ApiVerdict::kAnswers);
+  EXPECT_EQ(probeApi(address, grpc::InsecureChannelCredentials(), 2s).verdict,
+            ApiVerdict::kAnswers);
   monitor.stop();
   std::scoped_lock lock(mutex);
   ASSERT_FALSE(notices.empty());
@@ -113,7 +117,7 @@ TEST(ApiMonitor, RebuildsAServerThatStoppedAcceptingAndReportsItMeanwhile) {
 TEST(ApiMonitor, FreshProbesOnceForEveryCallerWaitingAndAnswersFromTheCacheWithinItsAge) {
   v1::Agent::Service service;
   const std::string address = freeAddress();  // nothing listens: every probe fails
-  ApiServer server(address, service);
+  ApiServer server(address, ApiTransport{std::nullopt, {&service}});
   ApiMonitor monitor(server, {.interval = 1h, .probe_timeout = 300ms, .restart_after = 1000},
                      [](int, const std::string&) {});
   monitor.start();

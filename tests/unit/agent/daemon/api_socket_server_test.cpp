@@ -253,7 +253,9 @@ int connectAsNobody(const std::string& path) {
     // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast): the sockets API
     if (::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0) _exit(3);
     const char preface[] = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
-    (void)::write(fd, preface, sizeof preface - 1);
+    // MSG_NOSIGNAL: the server may have closed the connection already (that is the point), and
+    // a write to it must not kill the child with SIGPIPE.
+    (void)::send(fd, preface, sizeof preface - 1, MSG_NOSIGNAL);
     char buf[64];
     const ssize_t n = ::read(fd, buf, sizeof buf);  // blocks until the server answers or closes
     _exit(n <= 0 ? 0 : 1);

@@ -1,0 +1,75 @@
+#pragma once
+
+// The agent's key material in <data_root>/pki (0700; docs/security.md, "Files and modes"): one
+// private key per use, made on this host and never sent anywhere, and, once enrolled, the
+// certificates the fleet signed for them and the fleet CA. Which files exist, their modes and
+// what "enrolled" means are decided here.
+
+#include <array>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/error.hpp"
+#include "tls/certificate.hpp"
+#include "tls/key.hpp"
+
+namespace etcdagent::agent {
+
+// What each key is for, in the order every digest and message of the enrollment uses.
+enum class KeyUse {
+  kApi,         // the agent API's server certificate, and the agent's client to other agents
+  kEtcdServer,  // etcd's client URLs
+  kEtcdPeer,    // etcd's peer URLs (server and client)
+  kEtcdClient,  // the agent's own etcd client
+};
+inline constexpr std::array<KeyUse, 4> kKeyUses = {KeyUse::kApi, KeyUse::kEtcdServer,
+                                                   KeyUse::kEtcdPeer, KeyUse::kEtcdClient};
+
+// "api", "etcd-server", "etcd-peer", "etcd-client": the files' base names.
+std::string_view keyUseName(KeyUse use);
+
+inline constexpr unsigned kAgentPkiDirMode = 0700;
+
+struct AgentPkiPaths {
+  std::string dir;
+  std::string ca_cert;  // ca.crt: written last; its presence means "enrolled"
+  [[nodiscard]] std::string key(KeyUse use) const;   // <dir>/<use>.key
+  [[nodiscard]] std::string cert(KeyUse use) const;  // <dir>/<use>.crt
+};
+AgentPkiPaths agentPkiPaths(const std::string& dir);
+
+// The four keys, indexed by KeyUse.
+struct AgentKeys {
+  std::vector<tls::Key> keys;
+  [[nodiscard]] const tls::Key& of(KeyUse use) const { return keys[static_cast<std::size_t>(use)]; }
+};
+
+// Creates the directory (0700; an existing one must not be open to group or others: the error
+// says to chmod it), then loads each key, generating (0600) those that are missing. Idempotent: a
+// second call loads what the first made.
+Result<AgentKeys> ensureAgentKeys(const AgentPkiPaths& paths);
+
+// What an enrolled agent serves and dials with.
+struct AgentCredentials {
+  tls::Certificate ca;
+  std::vector<tls::Certificate> certs;  // indexed by KeyUse
+  AgentKeys keys;
+  [[nodiscard]] const tls::Certificate& cert(KeyUse use) const {
+    return certs[static_cast<std::size_t>(use)];
+  }
+};
+
+// std::nullopt when the agent is not enrolled (no ca.crt); reads only, never makes a key. An
+// enrolled directory that is
+// incomplete or damaged (a certificate missing, a key that is not its certificate's) is an error
+// naming the file: a human must look.
+Result<std::optional<AgentCredentials>> loadAgentCredentials(const AgentPkiPaths& paths);
+
+// Writes the certificates (0600, replacing older ones) and then ca.crt, so that a crash leaves
+// either the old state or the enrolled one. The caller has checked them.
+Result<void> storeAgentCredentials(const AgentPkiPaths& paths, const tls::Certificate& ca,
+                                   const std::vector<tls::Certificate>& certs);
+
+}  // namespace etcdagent::agent
