@@ -47,7 +47,7 @@ CommandResult runEnroll(Context& ctx) {
     const auto& r = results[i];
     if (!r) {
       ++failed;
-      ctx.err() << "error: " << (*hosts)[i].host << ": " << r.error().message << "\n";
+      ctx.err() << "error: " << r.error().message << "\n";  // it names the agent
       continue;
     }
     const std::string name = r->member_name.empty() ? "-" : r->member_name;

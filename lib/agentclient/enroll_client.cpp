@@ -63,19 +63,33 @@ Result<EnrollClient> EnrollClient::connect(const std::string& address,
 
 Error EnrollClient::callError(const grpc::Status& s, const char* what) const {
   const std::string prefix = "agent " + address_ + ": " + what + ": ";
-  if (s.error_code() == grpc::StatusCode::UNAVAILABLE &&
-      (s.error_message().find("andshake") != std::string::npos ||
-       s.error_message().find("SSL") != std::string::npos)) {
+  const std::string& m = s.error_message();
+  const bool unavailable = s.error_code() == grpc::StatusCode::UNAVAILABLE;
+  if (unavailable && (m.find("wrong version number") != std::string::npos ||
+                      m.find("WRONG_VERSION_NUMBER") != std::string::npos)) {
     // What a plaintext agent looks like to a TLS client: its answer to our ClientHello is not TLS.
+    return {Errc::kUnavailable, "agent " + address_ +
+                                    " does not speak TLS (is it waiting for enrollment? put a "
+                                    "token in /etc/etcd-agent/enroll.token) (" +
+                                    m + ")"};
+  }
+  if (unavailable && m.find("andshake") != std::string::npos) {
+    return {Errc::kFailedPrecondition,
+            "agent " + address_ + " refused the TLS handshake (" + m +
+                "): an agent enrolled in another fleet does not accept pki/fleet.crt"};
+  }
+  if (unavailable && m.find("Socket closed") != std::string::npos) {
+    // TLS 1.3: the server checks our certificate after the client's handshake is done, so a
+    // refusal shows as the connection closing.
     return {Errc::kUnavailable,
-            "agent " + address_ +
-                " does not speak TLS (is it waiting for enrollment? put a token in "
-                "/etc/etcd-agent/enroll.token) (" +
-                s.error_message() + ")"};
+            prefix + "the agent closed the connection (" + m +
+                "); an agent enrolled in another fleet closes it because its CA did not sign "
+                "pki/fleet.crt; otherwise check that etcd-agent runs there (systemctl status "
+                "etcd-agent)"};
   }
   if (s.error_code() == grpc::StatusCode::UNIMPLEMENTED) {
-    return {Errc::kUnimplemented, prefix + "this etcd-agent does not serve enrollment (" +
-                                      s.error_message() + "); upgrade it"};
+    return {Errc::kUnimplemented,
+            prefix + "this etcd-agent does not serve enrollment (" + m + "); upgrade it"};
   }
   return agentCallError(s, prefix, "no answer within " + formatDuration(timeout_));
 }
