@@ -11,12 +11,17 @@
 #include <grpcpp/server.h>
 #include <grpcpp/server_builder.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
+#include <filesystem>
+#include <fstream>
 #include <mutex>
+#include <thread>
 
 #include "etcdagent/v1/enroll.grpc.pb.h"
 #include "fleet/enroll_token.hpp"
 #include "tests/mocks/fake_enroll_agent.hpp"
+#include "tests/support/agent_harness.hpp"
 #include "tests/support/etcd_cluster.hpp"
 #include "tests/support/process.hpp"
 #include "tls/ca.hpp"
@@ -156,6 +161,62 @@ TEST_F(EnrollCli, WithoutHostsItSaysWhatToGive) {
   auto r = etcdFleet({"enroll"});
   EXPECT_EQ(r.exit_code, 128) << r.err;  // bad arguments, as etcdctl
   EXPECT_NE(r.err.find("--hosts is required"), std::string::npos) << r.err;
+}
+
+std::string logOf(const std::string& path) {
+  std::ifstream in(path);
+  return {std::istreambuf_iterator<char>(in), {}};
+}
+
+// The real etcd-agent, waiting with a token in its [enroll] token_file, enrolled by the real
+// etcd-fleet: the two halves of the protocol agree over the wire.
+TEST(EnrollRealAgent, EtcdFleetEnrollsAWaitingEtcdAgentAndThenFindsItEnrolled) {
+  TempDir dir;
+  const std::string inventory = dir.path() + "/fleet.toml";
+  auto fleetCli = [&](std::vector<std::string> args) {
+    std::vector<std::string> argv{fleetBinary(), "--fleet", inventory};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return run(argv);
+  };
+  ASSERT_EQ(fleetCli({"ca", "init"}).exit_code, 0);
+  auto created = fleetCli({"token", "create"});
+  ASSERT_EQ(created.exit_code, 0) << created.err;
+  auto token = fleet::parseEnrollToken(created.out);
+  ASSERT_TRUE(token) << token.error().message;
+  const std::string token_file = dir.path() + "/enroll.token";
+  { std::ofstream(token_file) << created.out; }
+  ::chmod(token_file.c_str(), 0600);
+  AgentHarness agent(
+      dir.path(),
+      {.name = "m1", .extra_config = "[enroll]\ntoken_file = \"" + token_file + "\"\n"});
+  // The agent does not create a missing data_root before its pki/ (reported to the agent side).
+  std::filesystem::create_directories(agent.dataRoot());
+  std::filesystem::permissions(agent.dataRoot(), std::filesystem::perms::owner_all);
+  agent.start();
+  const std::string address = agent.client().address();
+  RunResult r;
+  // Until the agent listens (it makes its keys first).
+  for (int i = 0; i < 100; ++i) {
+    r = fleetCli({"enroll", "--hosts", address, "--timeout", "5s"});
+    if (r.exit_code == 0 || r.err.find("unreachable") == std::string::npos) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ASSERT_EQ(r.exit_code, 0) << r.err << "\nagent log:\n" << logOf(agent.logPath());
+  EXPECT_EQ(
+      r.out.rfind("m1 " + address + " enrolled (token " + token->id + ", certificates until ", 0),
+      0U)
+      << r.out;
+  auto list = fleetCli({"token", "list", "-w", "json"});
+  EXPECT_NE(list.out.find(address), std::string::npos) << list.out;
+  // The agent turns its API to mutual TLS; then it answers Hello as enrolled in this fleet.
+  for (int i = 0; i < 50; ++i) {
+    r = fleetCli({"enroll", "--hosts", address, "--timeout", "5s"});
+    if (r.exit_code == 0) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_EQ(r.exit_code, 0) << r.err << "\nagent log:\n" << logOf(agent.logPath());
+  EXPECT_EQ(r.out, "m1 " + address + " already enrolled\n") << r.err;
+  (void)agent.stop();
 }
 
 }  // namespace
