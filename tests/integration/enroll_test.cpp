@@ -165,7 +165,8 @@ TEST_F(Enroll, AnAgentWithATokenIsEnrolledByEtcdFleetAndThenServesOnlyMutualTls)
   ASSERT_TRUE(eventually([&] {
     tls = statusOverTls(agent.apiAddress(), ca, fleet_key, fleet_cert);
     return tls.ok();
-  })) << tls.error_message() << readText(agent.logPath());
+  })) << tls.error_message()
+      << readText(agent.logPath());
   EXPECT_THAT(etcdFleet({"enroll", "--hosts", agent.apiAddress()}).out,
               HasSubstr("already enrolled"));
 }
@@ -198,6 +199,36 @@ TEST_F(Enroll, ATokenOfAnotherFleetOrARevokedOneIsRefusedAndNothingIsSigned) {
   auto local = AgentClient::connect("unix:" + agent.socketPath(), 5s);
   ASSERT_TRUE(local);
   EXPECT_TRUE(local->status());
+}
+
+TEST_F(Enroll, AnAgentThatDoesNotKnowTheSecretIsRefusedAndAnUnreachableHostIsNamed) {
+  const std::string token = fleetToken();
+  const std::string id = token.substr(5, 6);
+  // The token's id and CA hash, another secret: the agent's proof cannot match.
+  std::string forged = token;
+  forged.replace(12, 32, std::string(32, 'q'));
+  AgentHarness agent(dir_.path(), {});
+  giveToken(agent, forged);
+  agent.start();
+  waitServing(agent);
+  auto r = etcdFleet({"enroll", "--hosts", agent.apiAddress() + ",127.0.0.1:1", "--timeout", "5s"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.out, "");
+  EXPECT_THAT(r.err, HasSubstr("agent " + agent.apiAddress() +
+                               " refused for enrollment: its proof for token " + id +
+                               " does not match: the agent does not know the token's secret"));
+  EXPECT_THAT(r.err, HasSubstr("agent 127.0.0.1:1: enroll hello: unreachable"));
+  EXPECT_THAT(r.err, HasSubstr("2 of 2 hosts were not enrolled"));
+  EXPECT_FALSE(exists(agent.pkiDir() + "/ca.crt"));
+  EXPECT_TRUE(exists(agent.tokenFile()));
+  auto list = etcdFleet({"token", "list", "-w", "json"});
+  EXPECT_EQ(list.out.find(agent.apiAddress()), std::string::npos) << "recorded a refused host";
+}
+
+TEST_F(Enroll, WithoutHostsItSaysWhatToGive) {
+  auto r = etcdFleet({"enroll"});
+  EXPECT_EQ(r.exit_code, 128) << r.err;  // bad arguments, as etcdctl
+  EXPECT_THAT(r.err, HasSubstr("--hosts is required"));
 }
 
 }  // namespace
