@@ -59,7 +59,9 @@ class AgentHarness {
   [[nodiscard]] std::string socketPath() const { return dir_ + "/" + options_.name + ".api.sock"; }
   // [enroll] token_file: beside the config, one per agent (never the host's /etc/etcd-agent);
   // absent unless a test writes it.
-  [[nodiscard]] std::string tokenFile() const { return dir_ + "/" + options_.name + ".enroll.token"; }
+  [[nodiscard]] std::string tokenFile() const {
+    return dir_ + "/" + options_.name + ".enroll.token";
+  }
   // <data_root>/pki: the agent's keys and, once enrolled, its certificates.
   [[nodiscard]] std::string pkiDir() const { return data_root_ + "/pki"; }
 
