@@ -18,12 +18,6 @@
 namespace etcdagent::agent {
 namespace {
 
-std::string sha256(std::string_view bytes) {
-  Sha256 sha;
-  sha.update(bytes);
-  return sha.finish();
-}
-
 const std::string& csrOf(const v1::EnrollKeyUses& uses, KeyUse use) {
   switch (use) {
     case KeyUse::kApi: return uses.api();

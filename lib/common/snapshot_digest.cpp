@@ -81,4 +81,10 @@ Result<void> verifySnapshotBytes(std::string_view bytes) {
   return d.finish();
 }
 
+std::string sha256(std::string_view bytes) {
+  Sha256 sha;
+  sha.update(bytes);
+  return sha.finish();
+}
+
 }  // namespace etcdagent

@@ -37,6 +37,9 @@ class Sha256 {
   std::unique_ptr<State> state_;
 };
 
+// The 32-byte sha256 of `bytes`, in one call.
+std::string sha256(std::string_view bytes);
+
 // Incremental check of "data || sha256(data)": feed the stream in any chunking, then finish().
 // The same pass gives the sha256 of the whole stream, as sha256sum prints it.
 class SnapshotDigest {

@@ -16,12 +16,6 @@
 namespace etcdagent::fleet {
 namespace {
 
-std::string sha256(std::string_view bytes) {
-  Sha256 h;
-  h.update(bytes);
-  return h.finish();
-}
-
 // One of the agent's four keys: its name in messages, its CSR and the certificate it gets.
 struct KeyUse {
   std::string_view name;

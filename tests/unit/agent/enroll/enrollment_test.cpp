@@ -19,12 +19,6 @@
 namespace etcdagent::agent {
 namespace {
 
-std::string sha256(std::string_view bytes) {
-  Sha256 sha;
-  sha.update(bytes);
-  return sha.finish();
-}
-
 unsigned modeOf(const std::string& path) {
   struct stat st {};
   EXPECT_EQ(::stat(path.c_str(), &st), 0) << path;
