@@ -88,8 +88,10 @@ struct AgentConfig {
   [[nodiscard]] std::string memberDir() const { return member.data_root + "/" + member.name; }
   [[nodiscard]] std::string dataDir() const { return memberDir() + "/data"; }
   [[nodiscard]] std::string statePath() const { return memberDir() + "/state.json"; }
-  // <data_root>/pki (0700): the agent's keys, its certificates and the fleet CA once enrolled.
-  [[nodiscard]] std::string pkiDir() const { return member.data_root + "/pki"; }
+  // <data_root>/pki/<name> (0700, as is <data_root>/pki): the agent's keys, its certificates and
+  // the fleet CA once enrolled. One per agent: agents of one host (etcd-agent@NAME) may share a
+  // data_root, never keys; the member's lock (member_store) keeps two agents of one name apart.
+  [[nodiscard]] std::string pkiDir() const { return member.data_root + "/pki/" + member.name; }
 
   // "agent.toml:3:8: member.name" where the key is set; "agent.toml: member.name (not set, the
   // default)" otherwise. Messages are where(key) + ": " + what is wrong.

@@ -4,6 +4,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 
 #include "tls/fleet_pki.hpp"
 
@@ -60,6 +61,11 @@ AgentPkiPaths agentPkiPaths(const std::string& dir) {
 }
 
 Result<AgentKeys> ensureAgentKeys(const AgentPkiPaths& paths) {
+  // <data_root>/pki, then <data_root>/pki/<name>: both private.
+  const std::string parent = std::filesystem::path(paths.dir).parent_path().string();
+  if (!parent.empty() && parent != "/") {
+    if (auto made = ensureDirectory(parent); !made) return fail(made.error());
+  }
   if (auto made = ensureDirectory(paths.dir); !made) return fail(made.error());
   AgentKeys out;
   for (KeyUse use : kKeyUses) {

@@ -21,7 +21,9 @@ std::expected<AgentClient, CommandError> agentFor(Context& ctx) {
                   ctx.flags().getString("socket"),
                   std::filesystem::exists(std::string(kDefaultAgentSocket), ec));
   if (!target) return std::unexpected(CommandError{exitcode::kBadArgs, target.error().message});
-  auto client = AgentClient::connect(*target, ctx.global().client.command_timeout);
+  auto tls = agentTlsFor(ctx);
+  if (!tls) return std::unexpected(tls.error());
+  auto client = AgentClient::connect(*target, ctx.global().client.command_timeout, *tls);
   if (!client) return std::unexpected(CommandError{exitcode::kBadArgs, client.error().message});
   return std::move(*client);
 }
@@ -50,11 +52,13 @@ CommandResult runAgentWipe(Context& ctx) {
   if (!agent) return std::unexpected(agent.error());
   const std::string address = agent->address();
   NoProgress quiet;
-  FleetSeams seams(ctx, quiet);
-  auto wiped = wipeAgentMember(seams.env(), {.agent = address,
-                                             .force = ctx.flags().getBool("force"),
-                                             .endpoints = ctx.global().client.endpoints,
-                                             .agent_timeout = ctx.global().client.command_timeout});
+  auto seams = FleetSeams::open(ctx, quiet);
+  if (!seams) return commandError(seams.error());
+  auto wiped =
+      wipeAgentMember((*seams)->env(), {.agent = address,
+                                        .force = ctx.flags().getBool("force"),
+                                        .endpoints = ctx.global().client.endpoints,
+                                        .agent_timeout = ctx.global().client.command_timeout});
   if (!wiped) return flowError(wiped.error());
   if (!*wiped) {
     ctx.out() << "agent " << address << " holds no member: nothing to wipe\n";

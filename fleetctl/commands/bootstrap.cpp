@@ -49,11 +49,12 @@ CommandResult runBootstrap(Context& ctx) {
   auto token = bootstrapToken(f.getString("cluster"), *hosts, *previous, abort);
   if (!token) return flowError(token.error());
 
-  FleetSeams seams(ctx, progress);
+  auto seams = FleetSeams::open(ctx, progress);
+  if (!seams) return commandError(seams.error());
   const Duration agent_timeout = f.getDuration("agent-timeout");
   if (abort) {
     auto aborted = abortBootstrap(
-        seams.env(),
+        (*seams)->env(),
         {.hosts = std::move(*hosts), .cluster_token = *token, .agent_timeout = agent_timeout});
     if (!aborted) return flowError(aborted.error());
     return {};
@@ -64,15 +65,15 @@ CommandResult runBootstrap(Context& ctx) {
     if (!given) return badArgs(given.error().message);
     names = std::move(*given);
   }
-  auto formed = bootstrapCluster(seams.env(), {.hosts = std::move(*hosts),
-                                               .names = std::move(names),
-                                               .cluster_token = *token,
-                                               .mode = *mode,
-                                               .snapshot = std::move(snapshot),
-                                               .inventory_path = fleet_path,
-                                               .previous = std::move(*previous),
-                                               .timeout = f.getDuration("timeout"),
-                                               .agent_timeout = agent_timeout});
+  auto formed = bootstrapCluster((*seams)->env(), {.hosts = std::move(*hosts),
+                                                   .names = std::move(names),
+                                                   .cluster_token = *token,
+                                                   .mode = *mode,
+                                                   .snapshot = std::move(snapshot),
+                                                   .inventory_path = fleet_path,
+                                                   .previous = std::move(*previous),
+                                                   .timeout = f.getDuration("timeout"),
+                                                   .agent_timeout = agent_timeout});
   if (!formed) return flowError(formed.error());
   ctx.out() << finalTable(*formed);
   return {};

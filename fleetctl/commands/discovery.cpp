@@ -4,6 +4,7 @@
 #include "agentclient/agent_client.hpp"
 #include "fleet/inventory.hpp"
 #include "fleetctl/commands/commands.hpp"
+#include "fleetctl/commands/fleet_io.hpp"
 #include "fleetctl/commands/util.hpp"
 #include "fleetctl/output/agent.hpp"
 
@@ -44,7 +45,9 @@ CommandResult runDiscoveryNew(Context& ctx) {
   }
   auto address = coordinatorAddress(ctx);
   if (!address) return std::unexpected(address.error());
-  auto agent = AgentClient::connect(*address, ctx.global().client.command_timeout);
+  auto tls = agentTlsFor(ctx);
+  if (!tls) return std::unexpected(tls.error());
+  auto agent = AgentClient::connect(*address, ctx.global().client.command_timeout, *tls);
   if (!agent) return badArgs(agent.error().message);
   auto token = agent->newDiscoveryToken(static_cast<unsigned>(size));
   if (!token) return commandError(token.error());

@@ -5,12 +5,16 @@
 // operator's TLS and credentials, the steady clock), a Progress that prints, and the mapping of a
 // flow's failure to etcdctl's exit codes (lib/fleet/env.hpp names the codes).
 
+#include <memory>
 #include <mutex>
+#include <optional>
 #include <ostream>
 #include <stop_token>
 #include <string>
 
 #include "agentclient/agent_client.hpp"
+#include "agentclient/enroll_client.hpp"
+#include "fleet/enroll.hpp"
 #include "fleet/env.hpp"
 #include "fleet/etcd_cluster.hpp"
 #include "fleetctl/cli/command.hpp"
@@ -33,21 +37,35 @@ class StreamProgress final : public Progress {
   std::string prefix_;
 };
 
-// The real seams for one command run.
+// The real seams for one command run. For a fleet with a CA (fleet/fleet_trust.hpp) the agents
+// are dialled over mutual TLS and new hosts can be enrolled; otherwise both are plaintext-free
+// of TLS, as before.
 class FleetSeams {
  public:
-  FleetSeams(Context& ctx, Progress& progress, std::stop_token stop = {})
-      : etcd_(ctx.global().client), env_{agents_, etcd_, Clock::system(), progress, stop} {}
+  // Fails for a fleet CA that is there but cannot be used (naming the file).
+  static Result<std::unique_ptr<FleetSeams>> open(Context& ctx, Progress& progress,
+                                                  std::stop_token stop = {});
   FleetSeams(const FleetSeams&) = delete;
   FleetSeams& operator=(const FleetSeams&) = delete;
 
   [[nodiscard]] const Env& env() const { return env_; }
 
  private:
+  FleetSeams(Context& ctx, Progress& progress, std::stop_token stop,
+             std::optional<tls::FleetPki> pki);
+
+  std::optional<tls::FleetPki> pki_;
   GrpcAgentDialer agents_;
   EtcdConnector etcd_;
+  GrpcEnrollDialer enroll_dialer_;
+  std::optional<TokenStore> tokens_;
+  std::optional<EnrollEnv> enroll_;
   Env env_;
 };
+
+// The TLS etcd-fleet dials agents with for the fleet of `ctx` (--fleet): nullopt for a fleet
+// without a CA.
+std::expected<std::optional<AgentTls>, CommandError> agentTlsFor(Context& ctx);
 
 // A flow's failure as the command's error: kCancelled -> 5, kUnavailable -> 2,
 // kInvalidArgument -> 3, anything else -> 1.

@@ -48,13 +48,14 @@ CommandResult runMemberAddHost(Context& ctx) {
   if (!inventory) return std::unexpected(inventory.error());
 
   StreamProgress progress(ctx.out(), ctx.err(), "Warning: ");
-  FleetSeams seams(ctx, progress);
-  auto added =
-      addMemberOnHost(seams.env(), {.host = host,
-                                    .name = name,
-                                    .inventory = std::move(*inventory),
-                                    .endpoints = ctx.global().client.endpoints,
-                                    .promote_timeout = ctx.flags().getDuration("promote-timeout")});
+  auto seams = FleetSeams::open(ctx, progress);
+  if (!seams) return commandError(seams.error());
+  auto added = addMemberOnHost((*seams)->env(),
+                               {.host = host,
+                                .name = name,
+                                .inventory = std::move(*inventory),
+                                .endpoints = ctx.global().client.endpoints,
+                                .promote_timeout = ctx.flags().getDuration("promote-timeout")});
   if (!added) return flowError(added.error());
   if (!added->recorded) {
     ctx.err() << "Note: no fleet inventory at " << ctx.global().fleet_path << "; member "
@@ -89,9 +90,10 @@ CommandResult runMemberRemove(Context& ctx) {
     void step(const std::string& line) override { (by_id ? err : out).step(line); }
     void warning(const std::string& line) override { err.warning(line); }
   } progress(by_id, to_out, to_err);
-  FleetSeams seams(ctx, progress);
+  auto seams = FleetSeams::open(ctx, progress);
+  if (!seams) return commandError(seams.error());
 
-  MemberRemoval removal(seams.env(),
+  MemberRemoval removal((*seams)->env(),
                         RemoveMemberRequest{.member = arg,
                                             .hex_id = hex ? std::optional(*hex) : std::nullopt,
                                             .force = ctx.flags().getBool("force"),

@@ -29,8 +29,9 @@ CommandResult runReplace(Context& ctx) {
   std::stop_source stop;
   guard.onInterrupt([&stop] { stop.request_stop(); });
   StreamProgress progress(ctx.out(), ctx.err(), "warning: ");
-  FleetSeams seams(ctx, progress, stop.get_token());
-  auto done = replaceMember(seams.env(),
+  auto seams = FleetSeams::open(ctx, progress, stop.get_token());
+  if (!seams) return commandError(seams.error());
+  auto done = replaceMember((*seams)->env(),
                             {.inventory = std::move(*inventory),
                              .what = std::move(what),
                              .endpoints = ctx.global().endpoints_set ? ctx.global().client.endpoints

@@ -127,8 +127,9 @@ std::expected<std::string, CommandError> snapshotEndpoint(Context& ctx) {
                       "]");
   }
   StreamProgress progress(ctx.err(), ctx.err(), "warning: ");
-  FleetSeams seams(ctx, progress);
-  auto source = pickSnapshotSource(seams.env(), endpoints, kSourceTimeout);
+  auto seams = FleetSeams::open(ctx, progress);
+  if (!seams) return saveFailed(seams.error().message);
+  auto source = pickSnapshotSource((*seams)->env(), endpoints, kSourceTimeout);
   if (!source) return saveFailed(source.error().message);
   ctx.err() << "snapshot save: from member " << (source->name.empty() ? "" : source->name + " ")
             << "(" << membership::hexId(source->id) << ") at " << source->endpoint

@@ -18,11 +18,12 @@ CommandResult runStatus(Context& ctx) {
                                     "pass --fleet FILE");
   if (!inventory) return commandError(inventory.error());
   StreamProgress progress(ctx.err(), ctx.err(), "warning: ");
-  FleetSeams seams(ctx, progress);
+  auto seams = FleetSeams::open(ctx, progress);
+  if (!seams) return commandError(seams.error());
   const std::string token = inventory->cluster_token;
-  auto rows = fleetStatus(seams.env(), {.inventory = std::move(*inventory),
-                                        .endpoints = ctx.global().client.endpoints,
-                                        .timeout = ctx.flags().getDuration("agent-timeout")});
+  auto rows = fleetStatus((*seams)->env(), {.inventory = std::move(*inventory),
+                                            .endpoints = ctx.global().client.endpoints,
+                                            .timeout = ctx.flags().getDuration("agent-timeout")});
   printFleetStatus(ctx.output(), token, rows);
   return {};
 }

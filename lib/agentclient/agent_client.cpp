@@ -1,6 +1,7 @@
 #include "agentclient/agent_client.hpp"
 
 #include <grpcpp/create_channel.h>
+#include <grpcpp/security/credentials.h>
 #include <grpcpp/support/channel_arguments.h>
 
 #include <algorithm>
@@ -20,10 +21,11 @@ std::string quoted(const std::string& s) {
 }  // namespace
 
 AgentClient::AgentClient(std::string address, std::shared_ptr<grpc::Channel> channel,
-                         Duration timeout)
-    : address_(std::move(address)), channel_(std::move(channel)), timeout_(timeout) {}
+                         Duration timeout, bool tls)
+    : address_(std::move(address)), channel_(std::move(channel)), timeout_(timeout), tls_(tls) {}
 
-Result<AgentClient> AgentClient::connect(const std::string& address, Duration timeout) {
+Result<AgentClient> AgentClient::connect(const std::string& address, Duration timeout,
+                                         const std::optional<fleet::AgentTls>& tls) {
   if (address.starts_with(kUnixPrefix)) {
     const std::string path = address.substr(kUnixPrefix.size());
     if (!path.starts_with('/')) {
@@ -32,12 +34,31 @@ Result<AgentClient> AgentClient::connect(const std::string& address, Duration ti
     }
     // gRPC's unix: resolver; the agent reads who we are from the socket (SO_PEERCRED).
     return AgentClient(address, grpc::CreateChannel(address, grpc::InsecureChannelCredentials()),
-                       timeout);
+                       timeout, false);
   }
   auto ep = etcd::parseEndpoint(agentAddress(address));
   if (!ep) return fail(Errc::kInvalidArgument, "agent address " + ep.error().message);
-  return AgentClient(ep->original,
-                     grpc::CreateChannel(ep->target, grpc::InsecureChannelCredentials()), timeout);
+  if (!tls) {
+    return AgentClient(ep->original,
+                       grpc::CreateChannel(ep->target, grpc::InsecureChannelCredentials()), timeout,
+                       false);
+  }
+  // gRPC checks the certificate's names against the host of the target (an IP address against
+  // the IP SANs): the address the fleet dials is one the fleet signed for.
+  grpc::SslCredentialsOptions options;
+  options.pem_root_certs = tls->ca_pem;
+  options.pem_cert_chain = tls->cert_pem;
+  options.pem_private_key = tls->key_pem;
+  return AgentClient(ep->original, grpc::CreateChannel(ep->target, grpc::SslCredentials(options)),
+                     timeout, true);
+}
+
+Error AgentClient::callError(const grpc::Status& s, const std::string& prefix,
+                             const std::string& late) const {
+  if (tls_) {
+    if (auto refused = mutualTlsRefusal(s, address_)) return *refused;
+  }
+  return agentCallError(s, prefix, late);
 }
 
 template <class Req, class Resp, class Fn>
@@ -49,8 +70,8 @@ Result<Resp> AgentClient::call(const char* what, const Req& req, Fn fn, Duration
   v1::Agent::Stub stub(channel_);
   grpc::Status s = (stub.*fn)(&ctx, req, &resp);
   if (s.ok()) return resp;
-  return fail(agentCallError(s, "agent " + address_ + ": " + what + ": ",
-                             "no answer within " + formatDuration(timeout)));
+  return fail(callError(s, "agent " + address_ + ": " + what + ": ",
+                        "no answer within " + formatDuration(timeout)));
 }
 
 Result<v1::AgentStatus> AgentClient::status() const {
@@ -169,12 +190,12 @@ Result<v1::UploadSnapshotResponse> AgentClient::uploadSnapshot(
                                                "this etcd-agent is too old to take a snapshot (" +
                                                s.error_message() + "); upgrade it");
   }
-  return fail(agentCallError(s, prefix, "not done within " + formatDuration(timeout)));
+  return fail(callError(s, prefix, "not done within " + formatDuration(timeout)));
 }
 
 Result<std::unique_ptr<fleet::AgentApi>> GrpcAgentDialer::dial(const std::string& address,
                                                                Duration timeout) const {
-  auto client = AgentClient::connect(address, timeout);
+  auto client = AgentClient::connect(address, timeout, tls_);
   if (!client) return fail(client.error());
   return std::make_unique<AgentClient>(std::move(*client));
 }

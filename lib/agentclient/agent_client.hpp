@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -31,8 +32,12 @@ class AgentClient final : public fleet::AgentApi {
   static constexpr std::string_view kUnixPrefix = "unix:";
 
   // `address` is HOST or HOST:PORT (default port 2378), or unix:/PATH (the agent's api_socket).
+  // With `tls` (a fleet with a CA: fleet/fleet_trust.hpp) a network address is dialled over
+  // mutual TLS: the agent's certificate must verify under the fleet CA for the host dialled. The
+  // socket is always plaintext: the agent checks the caller's uid there.
   static Result<AgentClient> connect(const std::string& address,
-                                     Duration timeout = std::chrono::seconds(10));
+                                     Duration timeout = std::chrono::seconds(10),
+                                     const std::optional<fleet::AgentTls>& tls = std::nullopt);
 
   [[nodiscard]] const std::string& address() const override { return address_; }
 
@@ -55,20 +60,29 @@ class AgentClient final : public fleet::AgentApi {
       const std::function<void(std::uint64_t)>& progress) const override;
 
  private:
-  AgentClient(std::string address, std::shared_ptr<grpc::Channel> channel, Duration timeout);
+  AgentClient(std::string address, std::shared_ptr<grpc::Channel> channel, Duration timeout,
+              bool tls);
+  [[nodiscard]] Error callError(const grpc::Status& s, const std::string& prefix,
+                                const std::string& late) const;
   template <class Req, class Resp, class Fn>
   Result<Resp> call(const char* what, const Req& req, Fn fn, Duration timeout) const;
 
   std::string address_;
   std::shared_ptr<grpc::Channel> channel_;
   Duration timeout_;
+  bool tls_ = false;
 };
 
-// Dials AgentClients (plaintext gRPC).
+// Dials AgentClients: plaintext gRPC, or mutual TLS with `tls`.
 class GrpcAgentDialer final : public fleet::AgentDialer {
  public:
+  explicit GrpcAgentDialer(std::optional<fleet::AgentTls> tls = std::nullopt)
+      : tls_(std::move(tls)) {}
   Result<std::unique_ptr<fleet::AgentApi>> dial(const std::string& address,
                                                 Duration timeout) const override;
+
+ private:
+  std::optional<fleet::AgentTls> tls_;
 };
 
 }  // namespace etcdagent

@@ -6,6 +6,7 @@
 
 #include <grpcpp/support/status.h>
 
+#include <optional>
 #include <string>
 
 #include "common/error.hpp"
@@ -15,5 +16,11 @@ namespace etcdagent {
 // `prefix` names the agent and the call ("agent 127.0.0.11:2378: status: "), `late` says what a
 // deadline means for it ("no answer within 5s").
 Error agentCallError(const grpc::Status& s, const std::string& prefix, const std::string& late);
+
+// Why a mutual-TLS call to the agent at `address` failed in the handshake, as the operator can
+// act on it: the agent speaks plaintext, its certificate is not of this fleet's CA (waiting for
+// enrollment, or another fleet's), it does not name the address dialled, or it refused
+// pki/fleet.crt. nullopt when `s` is not such a failure.
+std::optional<Error> mutualTlsRefusal(const grpc::Status& s, const std::string& address);
 
 }  // namespace etcdagent

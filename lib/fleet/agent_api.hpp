@@ -49,6 +49,14 @@ class AgentApi {
       const std::string& sha256_hex, const std::function<void(std::uint64_t)>& progress) const = 0;
 };
 
+// What etcd-fleet presents to agents and trusts them by in a fleet with a CA (fleet_trust.hpp):
+// the fleet CA's certificate and etcd-fleet's own client certificate and key, PEM.
+struct AgentTls {
+  std::string ca_pem;
+  std::string cert_pem;
+  std::string key_pem;
+};
+
 class AgentDialer {
  public:
   virtual ~AgentDialer() = default;

@@ -7,6 +7,7 @@
 #include <set>
 #include <sstream>
 
+#include "fleet/enroll.hpp"
 #include "fleet/fan_out.hpp"
 #include "fleet/waits.hpp"
 #include "membership/membership.hpp"
@@ -131,6 +132,14 @@ class Bootstrap {
 // 1. Reach every agent. Nothing is changed anywhere until all answer.
 Result<void> Bootstrap::reach() {
   say(step(1, "reaching agents ..."));
+  // A fleet with a CA reaches its agents over mutual TLS only: hosts waiting for enrollment get
+  // their certificates first.
+  std::vector<std::string> addresses;
+  for (std::size_t i = 0; i < n_; ++i) addresses.push_back(agentName(i));
+  if (auto enrolled = enrollNewAgents(env_, addresses, req_.agent_timeout); !enrolled) {
+    return fail(enrolled.error().code,
+                enrolled.error().message + ". No member was changed; re-run when fixed");
+  }
   auto reached = fanOut(n_, [&](std::size_t i) {
     return reachAgent(env_.agents, agentName(i), env_.clock, req_.agent_timeout);
   });

@@ -259,6 +259,48 @@ Result<EnrollReport> enrollAgent(const EnrollEnv& env, const EnrollRequest& requ
   return Enrollment(env, request).run();
 }
 
+Result<void> enrollNewAgents(const Env& env, const std::vector<std::string>& agents,
+                             Duration timeout) {
+  if (env.enroll == nullptr) return {};
+  constexpr auto kRetry = std::chrono::milliseconds(100);
+  constexpr int kMaxAttempts = 10000;
+  const auto deadline = env.clock.now() + timeout;
+  auto results = fanOut(agents.size(), [&](std::size_t i) -> Result<EnrollReport> {
+    Result<EnrollReport> last = fail(Errc::kUnavailable, "not tried");
+    for (int attempt = 0; attempt < kMaxAttempts; ++attempt) {
+      const auto left = std::chrono::duration_cast<Duration>(deadline - env.clock.now());
+      last = enrollAgent(*env.enroll, {.host = agents[i],
+                                       .timeout = std::max<Duration>(left, kRetry),
+                                       .now = std::chrono::system_clock::now()});
+      // Only an agent that is not up yet is asked again: a refusal is an answer.
+      if (last || last.error().code != Errc::kUnavailable || env.stop.stop_requested() ||
+          env.clock.now() + kRetry >= deadline) {
+        break;
+      }
+      env.clock.sleepFor(kRetry);
+    }
+    return last;
+  });
+  std::optional<Error> failed;
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    const auto& r = results[i];
+    if (!r) {
+      if (!failed) {
+        failed = r.error();
+      } else {
+        failed->message += "; " + r.error().message;
+      }
+      continue;
+    }
+    if (!r->already_enrolled) {
+      env.progress.step("  " + r->address + " enrolled (member " + r->member_name + ", token " +
+                        r->token_id + ")");
+    }
+  }
+  if (failed) return fail(*failed);
+  return {};
+}
+
 std::vector<Result<EnrollReport>> enrollAgents(const EnrollEnv& env,
                                                const std::vector<std::string>& hosts,
                                                int agent_port, Duration timeout, WallTime now) {

@@ -15,6 +15,7 @@
 #include "common/error.hpp"
 #include "etcdagent/v1/enroll.pb.h"
 #include "fleet/agent_api.hpp"
+#include "fleet/env.hpp"
 #include "fleet/progress.hpp"
 #include "fleet/token_store.hpp"
 #include "tls/fleet_pki.hpp"
@@ -102,6 +103,13 @@ Result<EnrollReport> enrollAgent(const EnrollEnv& env, const EnrollRequest& requ
 std::vector<Result<EnrollReport>> enrollAgents(const EnrollEnv& env,
                                                const std::vector<std::string>& hosts,
                                                int agent_port, Duration timeout, WallTime now);
+
+// For a flow that meets hosts (bootstrap): enrolls every agent of `agents` (HOST:PORT) that is not
+// enrolled in the fleet yet, in parallel, retrying an agent that does not answer (yet) until
+// `timeout`. Nothing for a fleet without a CA (env.enroll null). A line per host enrolled; the
+// failures joined, each naming its agent, with the code of the first.
+Result<void> enrollNewAgents(const Env& env, const std::vector<std::string>& agents,
+                             Duration timeout);
 
 // The host part of "HOST:PORT" or "[V6]:PORT" ("::1" for "[::1]:2378"). Pure.
 std::string hostOfAddress(const std::string& address);

@@ -19,12 +19,17 @@
 
 namespace etcdagent::fleet {
 
+struct EnrollEnv;
+
 struct Env {
   const AgentDialer& agents;
   EtcdDialer& etcd;
   Clock& clock;
   Progress& progress;
   std::stop_token stop = {};
+  // How flows that meet new hosts enroll them (bootstrap; fleet/enroll.hpp): set for a fleet with
+  // a CA, whose agents are reached over mutual TLS only; null for a plaintext fleet.
+  const EnrollEnv* enroll = nullptr;
 };
 
 }  // namespace etcdagent::fleet

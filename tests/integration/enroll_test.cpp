@@ -11,6 +11,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <sstream>
 #include <thread>
 
@@ -223,6 +224,61 @@ TEST_F(Enroll, AnAgentThatDoesNotKnowTheSecretIsRefusedAndAnUnreachableHostIsNam
   EXPECT_TRUE(exists(agent.tokenFile()));
   auto list = etcdFleet({"token", "list", "-w", "json"});
   EXPECT_EQ(list.out.find(agent.apiAddress()), std::string::npos) << "recorded a refused host";
+}
+
+// A fleet with a CA is a TLS fleet: `bootstrap` enrolls the hosts that wait with a token, then
+// forms the cluster over mutual TLS; every later call to the agents (status, agent status) is
+// mutual TLS too, and an agent that still answers in plaintext is refused with what to do.
+TEST_F(Enroll, BootstrapEnrollsWaitingHostsAndDrivesThemOverMutualTls) {
+  const std::string token = fleetToken();
+  std::vector<std::unique_ptr<AgentHarness>> agents;
+  std::string hosts;
+  for (int i = 1; i <= 3; ++i) {
+    agents.push_back(std::make_unique<AgentHarness>(
+        dir_.path(), AgentOptions{.name = "m" + std::to_string(i),
+                                  .host = "127.0.0." + std::to_string(40 + i)}));
+    giveToken(*agents.back(), token);
+    hosts += (hosts.empty() ? "" : ",") + agents.back()->apiAddress();
+  }
+  for (auto& a : agents) a->start();
+  for (auto& a : agents) waitServing(*a);
+
+  auto formed = etcdFleet({"bootstrap", "--hosts", hosts});
+  ASSERT_EQ(formed.exit_code, 0) << formed.out << formed.err << readText(agents[0]->logPath());
+  for (const auto& a : agents) {
+    EXPECT_THAT(formed.err, HasSubstr("  " + a->apiAddress() + " enrolled (member " +
+                                      a->options().name + ", token " + token.substr(5, 6) + ")"));
+    EXPECT_TRUE(exists(a->pkiDir() + "/ca.crt")) << a->options().name;
+    EXPECT_FALSE(a->client().status()) << "plaintext answered after enrollment";
+  }
+  EXPECT_THAT(formed.out, HasSubstr("leader"));
+
+  // `status` shows the agents' last health checks: wait for one that saw the leader.
+  RunResult status;
+  EXPECT_TRUE(eventually([&] {
+    status = etcdFleet({"status"});
+    return status.exit_code == 0 && status.out.find("leader") != std::string::npos;
+  })) << status.out
+      << status.err;
+  for (const auto& a : agents) EXPECT_THAT(status.out, HasSubstr(a->apiAddress()));
+  auto one = etcdFleet({"agent", "status", "--host", agents[1]->apiAddress()});
+  EXPECT_EQ(one.exit_code, 0) << one.err;
+  EXPECT_THAT(one.out, HasSubstr("m2"));
+  // Re-running the bootstrap reports the healthy cluster; nobody is enrolled twice.
+  auto again = etcdFleet({"bootstrap", "--hosts", hosts});
+  EXPECT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_EQ(again.err.find(" enrolled (member"), std::string::npos) << again.err;
+
+  // A plaintext agent (loopback, no token) is not a member of a TLS fleet.
+  AgentHarness plain(dir_.path(), {.name = "p1", .host = "127.0.0.44"});
+  plain.start();
+  ASSERT_TRUE(eventually([&] { return plain.client().status().has_value(); }))
+      << readText(plain.logPath());
+  auto refused = etcdFleet({"agent", "status", "--host", plain.apiAddress()});
+  EXPECT_NE(refused.exit_code, 0);
+  EXPECT_THAT(refused.err, HasSubstr("agent " + plain.apiAddress() +
+                                     " answers in plaintext, and this fleet has a CA"))
+      << refused.err;
 }
 
 TEST_F(Enroll, WithoutHostsItSaysWhatToGive) {

@@ -62,8 +62,8 @@ class AgentHarness {
   [[nodiscard]] std::string tokenFile() const {
     return dir_ + "/" + options_.name + ".enroll.token";
   }
-  // <data_root>/pki: the agent's keys and, once enrolled, its certificates.
-  [[nodiscard]] std::string pkiDir() const { return data_root_ + "/pki"; }
+  // <data_root>/pki/<name>: the agent's keys and, once enrolled, its certificates.
+  [[nodiscard]] std::string pkiDir() const { return data_root_ + "/pki/" + options_.name; }
 
   // A single-member (or given) static plan for this agent.
   [[nodiscard]] v1::Plan plan(v1::PlanMode mode, const std::string& initial_cluster = "") const;

@@ -9,7 +9,9 @@
 
 #include <algorithm>
 
+#include "fleet/bootstrap.hpp"
 #include "tests/mocks/fake_enroll_agent.hpp"
+#include "tests/mocks/fleet_world.hpp"
 #include "tests/mocks/recording_progress.hpp"
 #include "tests/mocks/temp_dir.hpp"
 #include "tls/ca.hpp"
@@ -265,6 +267,78 @@ TEST_F(EnrollTest, EnrollsSeveralHostsAtOnceEachResultInHostOrder) {
   auto hosts = recordedHosts();
   std::sort(hosts.begin(), hosts.end());
   EXPECT_EQ(hosts, (std::vector<std::string>{"127.0.0.11:2378", "127.0.0.13:2378"}));
+}
+
+// enrollNewAgents: what bootstrap runs first in a fleet with a CA.
+class EnrollNewAgentsTest : public EnrollTest {
+ protected:
+  // The world's Env with our enrollment, as FleetSeams gives it for a fleet with a CA.
+  const Env& tlsEnv() {
+    enroll_env_.emplace(env());
+    world_.env_.enroll = &*enroll_env_;
+    return world_.env();
+  }
+  testing::FleetWorld world_;
+  std::optional<EnrollEnv> enroll_env_;
+};
+
+TEST_F(EnrollNewAgentsTest, EnrollsTheNewAgentsOnlyAndSaysWhichIt) {
+  agent("127.0.0.11", "m1");
+  auto& known = agent("127.0.0.12", "m2");
+  known.already_enrolled = true;
+  known.server_cert = signedFor(pki_->ca, known.api_key);
+  auto r =
+      enrollNewAgents(tlsEnv(), {"127.0.0.11:2378", "127.0.0.12:2378"}, std::chrono::seconds(5));
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_TRUE(
+      world_.progress.said("  127.0.0.11:2378 enrolled (member m1, token " + token_.id + ")"));
+  EXPECT_FALSE(world_.progress.said("127.0.0.12:2378 enrolled"));
+  EXPECT_EQ(recordedHosts(), std::vector<std::string>{"127.0.0.11:2378"});
+}
+
+TEST_F(EnrollNewAgentsTest, AFleetWithoutACaDialsNothing) {
+  // No enrollment in the Env: even an unreachable host is no error here (reaching it is later).
+  auto r = enrollNewAgents(world_.env(), {"127.0.0.19:2378"}, std::chrono::seconds(5));
+  EXPECT_TRUE(r) << r.error().message;
+  EXPECT_TRUE(world_.progress.steps.empty());
+}
+
+TEST_F(EnrollNewAgentsTest, AnAgentNotUpYetIsAskedAgainUntilTheTimeoutARefusalIsNot) {
+  auto& bad = agent("127.0.0.12", "m2");
+  bad.secret = std::string(kEnrollTokenSecretLength, 'y');
+  const auto& env = tlsEnv();
+  auto r = enrollNewAgents(env, {"127.0.0.19:2378", "127.0.0.12:2378"}, std::chrono::seconds(5));
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, Errc::kUnavailable) << "the first failure's code";
+  EXPECT_THAT(r.error().message, HasSubstr("127.0.0.19:2378"));
+  EXPECT_THAT(r.error().message, HasSubstr("127.0.0.12:2378"));
+  EXPECT_THAT(r.error().message, HasSubstr("does not know the token's secret"));
+  // The unreachable one was retried for the whole timeout (on the world's clock); the refusal
+  // once: the agent saw one Hello.
+  EXPECT_GE(world_.clock.slept(), std::chrono::seconds(4));
+  EXPECT_EQ(bad.hellos, 1);
+}
+
+// Bootstrap in a fleet with a CA: the hosts are enrolled before anything else, and a refusal
+// stops it before any plan is applied.
+TEST_F(EnrollNewAgentsTest, BootstrapEnrollsFirstAndARefusalAppliesNoPlan) {
+  std::vector<bootstrap::HostSpec> specs;
+  for (int i = 1; i <= 3; ++i) {
+    auto& h = world_.fleet.addHost(10 + i, "m" + std::to_string(i));
+    specs.push_back({h.advertise, h.address});
+    auto& a = agent(h.advertise, h.member_name);
+    if (i == 3) a.secret = std::string(kEnrollTokenSecretLength, 'y');
+  }
+  const auto& env = tlsEnv();
+  auto refused = bootstrapCluster(env, {.hosts = specs,
+                                        .cluster_token = "prod",
+                                        .inventory_path = world_.inventoryPath(),
+                                        .previous = std::nullopt});
+  ASSERT_FALSE(refused);
+  EXPECT_THAT(refused.error().message, HasSubstr("127.0.0.13:2378"));
+  EXPECT_THAT(refused.error().message, HasSubstr("No member was changed"));
+  EXPECT_EQ(world_.fleet.count("applyPlan"), 0U);
+  EXPECT_EQ(world_.fleet.count("preflight"), 0U);
 }
 
 TEST(EnrollNames, TheHostOfAnAddress) {
