@@ -17,12 +17,14 @@ namespace {
 using namespace etcdagent::agent;
 
 void usage() {
-  std::cout << "Usage: etcd-agent [--config FILE] [--check-config] [--version]\n"
+  std::cout << "Usage: etcd-agent [--config FILE] [--insecure] [--check-config] [--version]\n"
                "       etcd-agent enroll TOKEN [--config FILE]\n\n"
                "Supervises one etcd member on this host (see etcd-agent(8)).\n\n"
                "  enroll TOKEN     save an enrollment token (etcd-fleet token create) in\n"
-               "                   [enroll] token_file; restart the agent to wait for the fleet\n"
+               "                   [enroll] token_file, where the agent takes it\n"
                "  --config FILE    configuration (default /etc/etcd-agent/agent.toml)\n"
+               "  --insecure       serve the agent API in plaintext until enrolled (loopback\n"
+               "                   api_listen only; agent.insecure)\n"
                "  --check-config   validate the configuration, print the etcd command line, exit\n"
                "  --version        print the version and exit\n";
 }
@@ -43,19 +45,21 @@ int enroll(const std::string& token_text, const std::string& config_path) {
     return 2;
   }
   const std::string& path = config->enroll.token_file;
-  if (auto written = writeEnrollToken(path, *token); !written) {
+  if (auto written = writeEnrollToken(path, *token, config->member.data_root); !written) {
     std::cerr << "etcd-agent: enroll: " << written.error().message << "\n";
     return 1;
   }
   std::cout << "saved token " << token->id << " (fleet CA sha256:" << token->ca_hash << ") in "
-            << path << "\nrestart the agent (systemctl restart etcd-agent); it then waits for "
-            << "`etcd-fleet enroll --hosts " << config->agent.api_listen << "`\n";
+            << path << "\nthe agent takes it within a second (one serving plaintext, with "
+            << "insecure, at its next restart) and waits for `etcd-fleet enroll --hosts "
+            << config->agent.api_listen << "` (or bootstrap) where the fleet's CA is\n";
   return 0;
 }
 
 int main(int argc, char** argv) {
   std::string config_path(kDefaultConfigPath);
   bool check = false;
+  bool insecure = false;
   std::optional<std::string> enroll_token;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -69,6 +73,8 @@ int main(int argc, char** argv) {
       config_path = argv[++i];
     } else if (a.starts_with("--config=")) {
       config_path = a.substr(9);
+    } else if (a == "--insecure") {
+      insecure = true;
     } else if (a == "--check-config") {
       check = true;
     } else if (a == "--version") {
@@ -88,6 +94,13 @@ int main(int argc, char** argv) {
   if (!config) {
     std::cerr << "etcd-agent: " << config.error().message << "\n";
     return kExitConfig;
+  }
+  if (insecure) {
+    if (!insecureListenAllowed(config->agent.api_listen)) {
+      std::cerr << "etcd-agent: --" << insecureListenProblem(config->agent.api_listen) << "\n";
+      return kExitConfig;
+    }
+    config->agent.insecure = true;
   }
   // Every "a human must act" refusal exits 78, which systemd does not restart (the units'
   // RestartPreventExitStatus=78).

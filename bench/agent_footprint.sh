@@ -38,6 +38,7 @@ peer_port = $pp
 data_root = "$d/data"
 [agent]
 api_listen = "127.0.0.1:$ap"
+insecure = true
 http_listen = "127.0.0.1:$hp"
 api_socket = "$d/api.sock"
 EOT

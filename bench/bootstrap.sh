@@ -67,6 +67,7 @@ peer_port = 2380
 data_root = "$d/m$i/data"
 [agent]
 api_listen = "$h:2378"
+insecure = true
 http_listen = "$h:2377"
 api_socket = "$d/m$i/api.sock"
 [etcd]

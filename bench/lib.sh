@@ -68,6 +68,7 @@ data_root = "$dir/$name/data"
 token = "$token"
 [agent]
 api_listen = "$h:$api"
+insecure = true
 http_listen = "$h:$(port "$h")"
 api_socket = "$dir/$name/api.sock"
 [etcd]

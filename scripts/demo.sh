@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # The main job, run by `./dev demo`: three etcd-agents on loopback (127.0.0.11-13), formed into a
 # 3-member etcd cluster by `etcd-fleet bootstrap`, then used through the fleet inventory alone.
+# Secure by default, as on real hosts: `etcd-fleet ca init` makes the fleet CA, `token create` an
+# enrollment token, each agent gets it (`etcd-agent enroll TOKEN`), and the bootstrap enrolls the
+# agents (their CSRs signed, no key crossing) before it talks to them over mutual TLS.
 # Each "host" is a loopback address with the default ports: etcd 2379/2380, agent API 2378,
 # agent HTTP 2377. Everything lives in a temporary directory (the inventory too: the user's
 # ~/.config/etcd-fleet is never touched); everything started here is stopped by PID on exit, so
@@ -35,6 +38,12 @@ for h in "${HOSTS[@]}"; do
   done
 done
 
+step "etcd-fleet ca init --fleet $WORK/fleet.toml"
+"$FLEET" ca init --fleet "$WORK/fleet.toml"
+step "etcd-fleet token create --fleet $WORK/fleet.toml"
+TOKEN=$("$FLEET" token create --ttl 1h --fleet "$WORK/fleet.toml")
+echo "${TOKEN:0:12}... (the secret is not shown here)"
+
 for i in "${!HOSTS[@]}"; do
   h=${HOSTS[$i]}
   name="m$((i + 1))"
@@ -50,13 +59,16 @@ data_root = "$WORK/$name/data"
 api_listen = "$h:2378"
 http_listen = "$h:2377"
 api_socket = "$WORK/$name/api.sock"
+[enroll]
+token_file = "$WORK/$name/enroll.token"
 [etcd]
 binary = "$(command -v etcd || echo /usr/bin/etcd)"
 EOF
+  "$AGENT" enroll "$TOKEN" --config "$WORK/$name/agent.toml" >/dev/null
   "$AGENT" --config "$WORK/$name/agent.toml" >"$WORK/$name/agent.log" 2>&1 &
   PIDS+=($!)
 done
-echo "started etcd-agent on ${HOSTS[*]} (logs in $WORK/m*/agent.log)"
+echo "started etcd-agent on ${HOSTS[*]}, each holding the token (logs in $WORK/m*/agent.log)"
 
 step "etcd-fleet bootstrap --hosts ${HOSTS[*]// /,} --fleet $WORK/fleet.toml"
 "$FLEET" bootstrap --hosts "$(IFS=,; echo "${HOSTS[*]}")" --fleet "$WORK/fleet.toml"

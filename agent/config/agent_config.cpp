@@ -110,6 +110,7 @@ void readOthers(TomlChecker& check, const toml::table& root, AgentConfig& cfg) {
   agent.string("api_listen", cfg.agent.api_listen);
   agent.string("http_listen", cfg.agent.http_listen);
   agent.string("api_socket", cfg.agent.api_socket);
+  agent.boolean("insecure", cfg.agent.insecure);
   agent.rejectUnknown();
   TomlSection bootstrap(check, tableOf(root, "bootstrap"), "bootstrap");
   bootstrap.string("discovery", cfg.bootstrap.discovery);

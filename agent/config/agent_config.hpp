@@ -36,11 +36,16 @@ struct ClusterConfig {
 };
 
 struct AgentSection {
-  std::string api_listen = "127.0.0.1:2378";   // gRPC agent API (loopback only until TLS lands)
+  // The gRPC agent API. What it serves there is decided at start (agent/enroll/api_mode.hpp):
+  // mutual TLS once enrolled, enrollment while a token waits, else nothing until a token comes.
+  std::string api_listen = "127.0.0.1:2378";
   std::string http_listen = "127.0.0.1:2377";  // discovery endpoint, /metrics, /healthz
   // The agent API on a Unix socket (0660, the agent's group), for local callers identified by
   // SO_PEERCRED; "" = none. Default: <runtime dir>/api.sock (parseAgentConfig's runtime_dir).
   std::string api_socket = std::string(kDefaultRuntimeDir) + "/" + std::string(kApiSocketName);
+  // Serve the agent API in plaintext while the agent is not enrolled (also `etcd-agent
+  // --insecure`): only on a loopback api_listen, for a fleet on one machine; warned about.
+  bool insecure = false;
 };
 
 struct EtcdSection {
@@ -107,6 +112,12 @@ Result<AgentConfig> parseAgentConfig(std::string_view text, std::string_view sou
 // The rules a parsed config must satisfy (names, addresses, flags; nothing on the host): the
 // first problem, named by where(key). parseAgentConfig applies them.
 Result<void> validateAgentConfig(const AgentConfig& config);
+
+// Why agent.insecure (or --insecure) cannot serve plaintext on `api_listen`, a non-loopback
+// address: what to do instead.
+std::string insecureListenProblem(const std::string& api_listen);
+// Whether `api_listen` (IP:PORT) is a loopback address, where --insecure may serve plaintext.
+bool insecureListenAllowed(const std::string& api_listen);
 
 // The first directory of systemd's $RUNTIME_DIRECTORY (colon-separated) when `env` (its value,
 // or null) names an absolute one; kDefaultRuntimeDir otherwise.

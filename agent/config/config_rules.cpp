@@ -85,11 +85,8 @@ void checkListen(const AgentConfig& cfg, std::string_view key, const std::string
   if (!hp || hp->host.empty()) {
     return p.add(key, "expected IP:PORT (IPv6 as [::1]:PORT), got " + quoteForMessage(value));
   }
-  if (key == "agent.api_listen" && !isLoopbackHost(hp->host)) {
-    return p.add(key,
-                 "the agent API has no TLS yet, so it listens on loopback only (127.0.0.0/8 or "
-                 "::1); got " +
-                     quoteForMessage(value));
+  if (key == "agent.api_listen" && cfg.agent.insecure && !isLoopbackHost(hp->host)) {
+    return p.add(key, insecureListenProblem(value));
   }
   if (isWildcardHost(hp->host)) {
     return p.add(key, "expected one address to listen on, got the wildcard " +
@@ -173,6 +170,19 @@ void checkBootstrap(const AgentConfig& cfg, FirstProblem& p) {
 }
 
 }  // namespace
+
+std::string insecureListenProblem(const std::string& api_listen) {
+  return "insecure serves the agent API in plaintext, which anyone on the network could call, "
+         "so only on loopback (127.0.0.0/8 or ::1); got " +
+         quoteForMessage(api_listen) +
+         ": drop insecure and enroll the host (etcd-fleet token create, then etcd-agent enroll "
+         "TOKEN here)";
+}
+
+bool insecureListenAllowed(const std::string& api_listen) {
+  auto hp = parseHostPort(api_listen);
+  return hp && isLoopbackHost(hp->host);
+}
 
 Result<void> validateAgentConfig(const AgentConfig& config) {
   FirstProblem problems(config);

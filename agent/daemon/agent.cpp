@@ -12,6 +12,7 @@
 
 #include "agent/bootstrap/auto_plan.hpp"
 #include "agent/daemon/check_config.hpp"
+#include "agent/enroll/api_mode.hpp"
 #include "agent/http/status_endpoints.hpp"
 #include "agent/service/member_status.hpp"
 #include "agent/systemd/unit_control.hpp"
@@ -58,6 +59,7 @@ Agent::Agent(AgentConfig config)
       api_socket_(io_, config_.agent.api_socket, service_, CallerPolicy::forThisProcess(), {},
                   [this](int priority, const std::string& text) { log_.agent(priority, text); }),
       watchdog_(io_),
+      token_watch_(io_),
       signals_(io_) {
   supervisor_.onChange([this] { notifier_.status(statusText()); });
 }
@@ -77,34 +79,104 @@ Result<void> Agent::prepareApi() {
   const AgentPkiPaths paths = agentPkiPaths(config_.pkiDir());
   auto credentials = loadAgentCredentials(paths);
   if (!credentials) return fail(credentials.error());
-  if (*credentials) {
-    enroll_ = std::make_unique<EnrollService>(tls::spkiFingerprint((*credentials)->ca));
-    api_.setTransport(mutualTls(**credentials));
+  struct stat st {};
+  const ApiModeFacts facts{.enrolled = credentials->has_value(),
+                           .token_waiting = ::stat(config_.enroll.token_file.c_str(), &st) == 0,
+                           .insecure = config_.agent.insecure};
+  const ApiMode mode = decideApiMode(facts);
+  if (auto warning = apiModeWarning(mode, facts, config_.agent.api_listen); !warning.empty()) {
+    log_.agent(LOG_WARNING, warning);
+  }
+  switch (mode) {
+    case ApiMode::kMutualTls:
+      enroll_ = std::make_unique<EnrollService>(tls::spkiFingerprint((*credentials)->ca));
+      api_.setTransport(mutualTls(**credentials));
+      return {};
+    case ApiMode::kPlaintext: return {};  // the transport the API was built with
+    case ApiMode::kEnrollment:
+    case ApiMode::kAwaitingToken: break;
+  }
+  auto keys = ensureAgentKeys(paths);
+  if (!keys) return fail(keys.error());
+  keys_ = std::move(*keys);
+  if (mode == ApiMode::kEnrollment) {
+    auto enrollment = enrollmentFromToken(*keys_);
+    if (!enrollment) return fail(enrollment.error());
+    ApiTls tls{enrollment->serverKeyPem(), enrollment->serverCertPem(), ""};
+    waiting_for_enrollment_ = apiModeNote(mode, config_.enroll.token_file, enrollment->token().id,
+                                          config_.agent.api_listen);
+    enroll_ = std::make_unique<EnrollService>(std::move(*enrollment), [this](const Enrolled& done) {
+      boost::asio::post(io_, [this, done] { enrolled(done); });
+    });
+    api_.setTransport({tls, {enroll_.get()}});
     return {};
   }
-  struct stat st {};
-  if (::stat(config_.enroll.token_file.c_str(), &st) != 0) return {};  // plaintext, as before
+  // No token yet: TLS with a self-signed certificate for the api key, serving only Enroll, which
+  // refuses until the token comes (nothing in plaintext, nothing of the Agent service).
+  auto cert = enrollmentServerCertificate(*keys_, identity());
+  if (!cert) return fail(cert.error());
+  waiting_for_enrollment_ =
+      apiModeNote(mode, config_.enroll.token_file, "", config_.agent.api_listen);
+  enroll_ = std::make_unique<EnrollService>(EnrollService::AwaitingToken{
+      .token_file = config_.enroll.token_file,
+      // On gRPC's thread: reads only what is fixed once the API serves (config_, keys_).
+      .load = [this]() -> Result<Enrollment> {
+        struct stat token_st {};
+        if (::stat(config_.enroll.token_file.c_str(), &token_st) != 0) {
+          return fail(Errc::kNotFound, "no token file");
+        }
+        return enrollmentFromToken(*keys_);
+      },
+      .on_enrolled =
+          [this](const Enrolled& done) {
+            boost::asio::post(io_, [this, done] { enrolled(done); });
+          }});
+  api_.setTransport({ApiTls{keys_->of(KeyUse::kApi).pem(), cert->pem(), ""}, {enroll_.get()}});
+  watchForToken();
+  return {};
+}
+
+Result<Enrollment> Agent::enrollmentFromToken(const AgentKeys& keys) {
   auto token = loadEnrollToken(config_.enroll.token_file);
   if (!token)
     return fail(token.error().code,
                 config_.where("enroll.token_file") + ": " + token.error().message);
-  auto keys = ensureAgentKeys(paths);
-  if (!keys) return fail(keys.error());
+  return Enrollment::create(*token, keys, identity(), agentPkiPaths(config_.pkiDir()),
+                            config_.enroll.token_file);
+}
+
+EnrollIdentity Agent::identity() const {
   char host[256] = {};
   if (gethostname(host, sizeof host - 1) != 0) host[0] = '\0';
-  EnrollIdentity identity{config_.member.name, config_.member.advertise_host, host};
-  auto enrollment = Enrollment::create(*token, std::move(*keys), std::move(identity), paths,
-                                       config_.enroll.token_file);
-  if (!enrollment) return fail(enrollment.error());
-  ApiTls tls{enrollment->serverKeyPem(), enrollment->serverCertPem(), ""};
-  enroll_ = std::make_unique<EnrollService>(std::move(*enrollment), [this](const Enrolled& done) {
-    boost::asio::post(io_, [this, done] { enrolled(done); });
+  return {config_.member.name, config_.member.advertise_host, host};
+}
+
+void Agent::watchForToken() {
+  token_watch_.expires_after(std::chrono::seconds(1));
+  token_watch_.async_wait([this](const boost::system::error_code& ec) {
+    if (ec || enrolled_) return;  // cancelled: the agent stops, or it is enrolled
+    // A Hello may have taken the token already (the service looks for it on every call).
+    if (!enroll_->armed()) {
+      struct stat st {};
+      if (::stat(config_.enroll.token_file.c_str(), &st) != 0) return watchForToken();
+      auto enrollment = enrollmentFromToken(*keys_);
+      if (!enrollment) {
+        // A token being written, or a bad one: said once per change, looked at again.
+        const std::string problem = enrollment.error().message;
+        if (problem != token_problem_) log_.agent(LOG_ERR, problem);
+        token_problem_ = problem;
+        return watchForToken();
+      }
+      enroll_->arm(std::move(*enrollment));
+    }
+    token_problem_.clear();
+    auto token = loadEnrollToken(config_.enroll.token_file);
+    waiting_for_enrollment_ = apiModeNote(ApiMode::kEnrollment, config_.enroll.token_file,
+                                          token ? token->id : "?", config_.agent.api_listen);
+    log_.agent(LOG_NOTICE, "enrollment token found in " + config_.enroll.token_file + "; " +
+                               waiting_for_enrollment_);
+    notifier_.status(statusText());
   });
-  waiting_for_enrollment_ = "waiting for enrollment (token " + token->id +
-                            "): run `etcd-fleet enroll --hosts " + config_.agent.api_listen +
-                            "` where the fleet's CA is";
-  api_.setTransport({tls, {enroll_.get()}});
-  return {};
 }
 
 void Agent::enrolled(const Enrolled& done) {
@@ -113,6 +185,8 @@ void Agent::enrolled(const Enrolled& done) {
                              " now requires the fleet's client certificates (mutual TLS)");
   if (!done.notice.empty()) log_.agent(LOG_WARNING, done.notice);
   waiting_for_enrollment_.clear();
+  enrolled_ = true;
+  token_watch_.cancel();
   if (auto switched = api_.reconfigure(mutualTls(done.credentials)); !switched) {
     log_.agent(LOG_ERR, switched.error().message + " (after enrollment)");
   }
@@ -290,6 +364,7 @@ void Agent::shutdown(int sig) {
   log_.agent(LOG_INFO, std::string("received ") + strsignal(sig) + "; stopping etcd");
   supervisor_.stop([this] {
     watchdog_.cancel();
+    token_watch_.cancel();
     signals_.cancel();
     http_.close();
     api_monitor_.stop();

@@ -10,6 +10,7 @@
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "agent/bootstrap/joiner.hpp"
@@ -44,8 +45,15 @@ class Agent {
 
  private:
   void serve();  // once the member lock is held and the plan loaded
-  // What the API serves, from the agent's pki and enrollment token (docs/security.md).
+  // What the API serves (agent/enroll/api_mode.hpp), from the agent's pki, its enrollment token
+  // and agent.insecure.
   Result<void> prepareApi();
+  // ApiMode::kEnrollment with the token in [enroll] token_file: an Enrollment for enroll_.
+  Result<Enrollment> enrollmentFromToken(const AgentKeys& keys);
+  // ApiMode::kAwaitingToken: looks for the token file every second; when it comes, enroll_ takes
+  // it (the listener's self-signed certificate is for the same api key, so it stays).
+  void watchForToken();
+  [[nodiscard]] EnrollIdentity identity() const;
   // On the loop, after Finish stored the certificates: the API turns to mutual TLS.
   void enrolled(const Enrolled& done);
   [[nodiscard]] ApiTransport mutualTls(const AgentCredentials& credentials);
@@ -79,6 +87,9 @@ class Agent {
   // which serves it.
   std::unique_ptr<EnrollService> enroll_;
   std::string waiting_for_enrollment_;  // the Status line's note, "" once enrolled
+  std::optional<AgentKeys> keys_;       // while not enrolled
+  std::string token_problem_;           // the last bad token file's error, said once
+  bool enrolled_ = false;               // set on the loop by enrolled()
   // The gRPC API, and the thread that probes it and rebuilds it when it stops accepting.
   ApiServer api_;
   ApiMonitor api_monitor_;
@@ -86,6 +97,7 @@ class Agent {
   ApiSocketServer api_socket_;
   std::unique_ptr<Joiner> joiner_;
   boost::asio::steady_timer watchdog_;
+  boost::asio::steady_timer token_watch_;
   boost::asio::signal_set signals_;
   int exit_code_ = 0;
 };

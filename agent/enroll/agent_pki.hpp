@@ -1,8 +1,8 @@
 #pragma once
 
-// The agent's key material in <data_root>/pki/<member name> (0700; docs/security.md, "Files and modes"): one
-// private key per use, made on this host and never sent anywhere, and, once enrolled, the
-// certificates the fleet signed for them and the fleet CA. Which files exist, their modes and
+// The agent's key material in <data_root>/pki/<member name> (0700; docs/security.md, "Files and
+// modes"): one private key per use, made on this host and never sent anywhere, and, once enrolled,
+// the certificates the fleet signed for them and the fleet CA. Which files exist, their modes and
 // what "enrolled" means are decided here.
 
 #include <array>
@@ -46,9 +46,9 @@ struct AgentKeys {
   [[nodiscard]] const tls::Key& of(KeyUse use) const { return keys[static_cast<std::size_t>(use)]; }
 };
 
-// Creates the directory and its parent (0700; an existing one must not be open to group or others: the error
-// says to chmod it), then loads each key, generating (0600) those that are missing. Idempotent: a
-// second call loads what the first made.
+// Creates the directory and its parent (0700; an existing one must not be open to group or others:
+// the error says to chmod it), then loads each key, generating (0600) those that are missing.
+// Idempotent: a second call loads what the first made.
 Result<AgentKeys> ensureAgentKeys(const AgentPkiPaths& paths);
 
 // What an enrolled agent serves and dials with.

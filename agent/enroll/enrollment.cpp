@@ -1,5 +1,6 @@
 #include "agent/enroll/enrollment.hpp"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -83,15 +84,34 @@ Result<fleet::EnrollToken> loadEnrollToken(const std::string& path) {
   return token;
 }
 
-Result<void> writeEnrollToken(const std::string& path, const fleet::EnrollToken& token) {
-  return writeFileAtomic(path, fleet::formatEnrollToken(token) + "\n", 0600);
+Result<void> writeEnrollToken(const std::string& path, const fleet::EnrollToken& token,
+                              const std::string& data_root) {
+  if (auto written = writeFileAtomic(path, fleet::formatEnrollToken(token) + "\n", 0600);
+      !written) {
+    return written;
+  }
+  struct stat owner {};
+  if (::geteuid() != 0 || data_root.empty() || ::stat(data_root.c_str(), &owner) != 0 ||
+      owner.st_uid == 0) {
+    return {};
+  }
+  if (::chown(path.c_str(), owner.st_uid, owner.st_gid) != 0) {
+    return fail(Errc::kIo, "cannot give " + path + " to the agent's user (the owner of " +
+                               data_root + "): " + std::strerror(errno));
+  }
+  return {};
+}
+
+Result<tls::Certificate> enrollmentServerCertificate(const AgentKeys& keys,
+                                                     const EnrollIdentity& identity) {
+  return tls::selfSignedServerCertificate(
+      keys.of(KeyUse::kApi), agentCommonName(identity.member_name), agentServerSans(identity));
 }
 
 Result<Enrollment> Enrollment::create(fleet::EnrollToken token, AgentKeys keys,
                                       EnrollIdentity identity, AgentPkiPaths paths,
                                       std::string token_file) {
-  auto cert = tls::selfSignedServerCertificate(
-      keys.of(KeyUse::kApi), agentCommonName(identity.member_name), agentServerSans(identity));
+  auto cert = enrollmentServerCertificate(keys, identity);
   if (!cert) return fail(cert.error());
   return Enrollment(std::move(token), std::move(keys), std::move(identity), std::move(paths),
                     std::move(token_file), std::move(*cert));

@@ -32,6 +32,12 @@ std::string agentCommonName(std::string_view member_name);
 // 127.0.0.1 and localhost, canonical and without duplicates.
 std::vector<std::string> agentServerSans(const EnrollIdentity& identity);
 
+// The self-signed certificate an agent that is not enrolled serves its API with (for the api key,
+// CN agentCommonName, SANs agentServerSans): the fleet trusts it by the proof of Hello, which
+// covers its key, never by the handshake.
+Result<tls::Certificate> enrollmentServerCertificate(const AgentKeys& keys,
+                                                     const EnrollIdentity& identity);
+
 // sha256 of the CSRs' PEM texts concatenated in EnrollKeyUses order (api, etcd_server,
 // etcd_peer, etcd_client): what the proof covers.
 std::string csrDigest(const v1::EnrollKeyUses& csrs);
@@ -40,8 +46,11 @@ std::string csrDigest(const v1::EnrollKeyUses& csrs);
 // the file and never quote the token.
 Result<fleet::EnrollToken> loadEnrollToken(const std::string& path);
 
-// Writes `token` to `path` (0600, atomically; an existing file is replaced).
-Result<void> writeEnrollToken(const std::string& path, const fleet::EnrollToken& token);
+// Writes `token` to `path` (0600, atomically; an existing file is replaced). Written by root (the
+// operator's `etcd-agent enroll`), it is given to the owner of `data_root`, the user the agent
+// runs as, which must read it; root keeps it when data_root does not exist yet or is root's.
+Result<void> writeEnrollToken(const std::string& path, const fleet::EnrollToken& token,
+                              const std::string& data_root = "");
 
 struct Enrolled {
   AgentCredentials credentials;

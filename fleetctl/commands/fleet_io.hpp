@@ -38,8 +38,8 @@ class StreamProgress final : public Progress {
 };
 
 // The real seams for one command run. For a fleet with a CA (fleet/fleet_trust.hpp) the agents
-// are dialled over mutual TLS and new hosts can be enrolled; otherwise both are plaintext-free
-// of TLS, as before.
+// are dialled over mutual TLS and flows enroll new hosts (Env::enroll); a fleet without one dials
+// plaintext and enrolls nothing.
 class FleetSeams {
  public:
   // Fails for a fleet CA that is there but cannot be used (naming the file).

@@ -87,6 +87,10 @@ Error EnrollClient::callError(const grpc::Status& s, const char* what) const {
                 "pki/fleet.crt; otherwise check that etcd-agent runs there (systemctl status "
                 "etcd-agent)"};
   }
+  if (s.error_code() == grpc::StatusCode::NOT_FOUND) {
+    // The agent awaits a token: it says where to put one.
+    return {Errc::kFailedPrecondition, prefix + m};
+  }
   if (s.error_code() == grpc::StatusCode::UNIMPLEMENTED) {
     return {Errc::kUnimplemented,
             prefix + "this etcd-agent does not serve enrollment (" + m + "); upgrade it"};

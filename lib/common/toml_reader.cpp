@@ -66,6 +66,17 @@ void TomlSection::integer(std::string_view key, std::int64_t& out) {
   check_.error(n->source(), qualified(key), "expected an integer, got " + tomlTypeName(*n));
 }
 
+void TomlSection::boolean(std::string_view key, bool& out) {
+  known_.emplace_back(key);
+  const toml::node* n = table_.get(key);
+  if (n == nullptr) return;
+  if (n->is_boolean()) {
+    out = n->as_boolean()->get();
+    return;
+  }
+  check_.error(n->source(), qualified(key), "expected true or false, got " + tomlTypeName(*n));
+}
+
 void TomlSection::strings(std::string_view key, std::vector<std::string>& out) {
   known_.emplace_back(key);
   const toml::node* n = table_.get(key);

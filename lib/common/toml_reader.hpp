@@ -44,6 +44,7 @@ class TomlSection {
 
   void string(std::string_view key, std::string& out);
   void integer(std::string_view key, std::int64_t& out);
+  void boolean(std::string_view key, bool& out);
   void strings(std::string_view key, std::vector<std::string>& out);
   // Call after the known keys were read.
   void rejectUnknown();

@@ -267,11 +267,18 @@ Result<void> enrollNewAgents(const Env& env, const std::vector<std::string>& age
   const auto deadline = env.clock.now() + timeout;
   auto results = fanOut(agents.size(), [&](std::size_t i) -> Result<EnrollReport> {
     Result<EnrollReport> last = fail(Errc::kUnavailable, "not tried");
+    // The first attempt says its steps; the retries of an agent not up yet are quiet.
+    NoProgress quiet;
+    const EnrollEnv retry{.dialer = env.enroll->dialer,
+                          .pki = env.enroll->pki,
+                          .tokens = env.enroll->tokens,
+                          .progress = quiet};
     for (int attempt = 0; attempt < kMaxAttempts; ++attempt) {
       const auto left = std::chrono::duration_cast<Duration>(deadline - env.clock.now());
-      last = enrollAgent(*env.enroll, {.host = agents[i],
-                                       .timeout = std::max<Duration>(left, kRetry),
-                                       .now = std::chrono::system_clock::now()});
+      last = enrollAgent(attempt == 0 ? *env.enroll : retry,
+                         {.host = agents[i],
+                          .timeout = std::max<Duration>(left, kRetry),
+                          .now = std::chrono::system_clock::now()});
       // Only an agent that is not up yet is asked again: a refusal is an answer.
       if (last || last.error().code != Errc::kUnavailable || env.stop.stop_requested() ||
           env.clock.now() + kRetry >= deadline) {

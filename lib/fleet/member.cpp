@@ -2,6 +2,7 @@
 
 #include <set>
 
+#include "fleet/enroll.hpp"
 #include "fleet/waits.hpp"
 #include "membership/membership.hpp"
 
@@ -104,6 +105,11 @@ class MemberAddition {
 // plan. An agent configured with [bootstrap] join adds its member by itself: the flow lets it
 // finish that and continues from its plan, instead of racing it with a second MemberAdd and plan.
 Result<void> MemberAddition::identify() {
+  // A new host of a fleet with a CA is enrolled first (a token waits there).
+  if (auto enrolled = enrollNewAgents(env_, {agentAddress(req_.host)}, req_.agent_timeout);
+      !enrolled) {
+    return fail(enrolled.error());
+  }
   auto dialed = env_.agents.dial(req_.host, req_.agent_timeout);
   if (!dialed) return fail(dialed.error());
   agent_ = std::move(*dialed);

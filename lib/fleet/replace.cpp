@@ -6,6 +6,7 @@
 
 #include <algorithm>
 
+#include "fleet/enroll.hpp"
 #include "fleet/waits.hpp"
 #include "membership/membership.hpp"
 
@@ -118,6 +119,13 @@ Result<void> Replacer::saveJournal() {
 // Who will run the new member: the target agent's preflight (its name, host and ports).
 Result<ReplaceTarget> Replacer::askTarget(const InventoryMember& old) {
   const bool same = sameHost(inv_, request_);
+  if (!same) {
+    // A new host of a fleet with a CA is enrolled first (a token waits there).
+    if (auto enrolled = enrollNewAgents(env_, {request_.with_agent}, kAgentChangeTimeout);
+        !enrolled) {
+      return fail(enrolled.error());
+    }
+  }
   auto agent = env_.agents.dial(same ? old.agent : request_.with_agent, kAgentChangeTimeout);
   if (!agent) return fail(agent.error());
   auto pf = (*agent)->preflight(inv_.cluster_token, {});

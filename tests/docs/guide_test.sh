@@ -3,12 +3,12 @@
 # on eight systemd-booted test hosts (tests/e2e/hosts.sh). A block's info string says where it
 # runs: ```sh host=m1 inside host m1, ```sh host=m5,m6,m7 inside each in turn, ```sh host=all
 # inside m1..m4 (the guide's main fleet; m5..m8 form a second cluster on the bootstrap page),
-# plain ```sh on the operator's machine (etcd-fleet from the build, the inventory in a temp
-# XDG_CONFIG_HOME). The pages use the addresses users have, 10.0.0.N for host mN; every block is
+# plain ```sh on the operator's machine (etcd-fleet from the build, HOME a temp dir: the default
+# inventory and its pki/ are in its ~/.config/etcd-fleet). The pages use the addresses users have, 10.0.0.N for host mN; every block is
 # rewritten to 127.0.0.(10+N) before it runs, and a block that names any other address outside
 # 127.0.0.0/8 is refused, so that nothing is sent anywhere else. A discovery URL an operator block
 # printed (http://HOST:2377/<32 hex digits>) replaces the example URL in later blocks, as a reader
-# pastes theirs. A block runs with `set -e`; the first failing one fails the test with its page,
+# pastes theirs; so does an enrollment token it printed (etf1.<id>.<secret>.<CA hash>). A block runs with `set -e`; the first failing one fails the test with its page,
 # its number and its output.
 #
 # Usage (as root): guide_test.sh SOURCE_DIR BUILD_DIR [PACKAGES_DIR]. PACKAGES_DIR holds apt/
@@ -121,8 +121,8 @@ hosts_log "hosts up in $(hosts_since "$T0") s; running $nblocks blocks"
 run_block() {
   local f=$1 where=$2 name
   if [ "$where" = operator ]; then
-    (cd "$WORK/cwd" && env -u ETCDCTL_ENDPOINTS -u ETCD_FLEET_ENDPOINTS \
-      PATH="$WORK/bin:$PATH" XDG_CONFIG_HOME="$WORK/operator" bash -e "$f" </dev/null)
+    (cd "$WORK/cwd" && env -u ETCDCTL_ENDPOINTS -u ETCD_FLEET_ENDPOINTS -u XDG_CONFIG_HOME \
+      PATH="$WORK/bin:$PATH" HOME="$WORK/operator" bash -e "$f" </dev/null)
     return
   fi
   [ "$where" = all ] && where=$(IFS=,; echo "${ALL[*]}")
@@ -135,6 +135,8 @@ run_block() {
 
 DISCOVERY_URL_RE='http://127\.0\.0\.[0-9]+:2377/[0-9a-f]{32}'
 discovery_url=""
+TOKEN_RE='etf1\.[a-z0-9]{6}\.[a-z0-9]{32}\.[0-9a-f]{64}'
+enroll_token=""
 for page in "${PAGES[@]}"; do
   n=1
   while [ -f "$WORK/blocks/$page.$n.sh" ]; do
@@ -143,6 +145,12 @@ for page in "${PAGES[@]}"; do
       [ -n "$discovery_url" ] ||
         fail "docs/guide/$page, block $n: shows a discovery URL but no earlier block printed one"
       URL=$discovery_url perl -pi -e 's{http://127\.0\.0\.\d+:2377/[0-9a-f]{32}}{$ENV{URL}}g' \
+        "$WORK/blocks/$page.$n.sh"
+    fi
+    if grep -qE "$TOKEN_RE" "$WORK/blocks/$page.$n.sh"; then
+      [ -n "$enroll_token" ] ||
+        fail "docs/guide/$page, block $n: shows an enrollment token but no earlier block printed one"
+      TOKEN=$enroll_token perl -pi -e 's{etf1\.[a-z0-9]{6}\.[a-z0-9]{32}\.[0-9a-f]{64}}{$ENV{TOKEN}}g' \
         "$WORK/blocks/$page.$n.sh"
     fi
     t=$(date +%s.%N)
@@ -155,6 +163,9 @@ for page in "${PAGES[@]}"; do
     sed 's/^/  | /' "$WORK/out" | cut -c1-220 >&2
     if [ "$where" = operator ] && printed=$(grep -oE "$DISCOVERY_URL_RE" "$WORK/out" | tail -n 1); then
       discovery_url=$printed
+    fi
+    if [ "$where" = operator ] && printed=$(grep -oE "$TOKEN_RE" "$WORK/out" | tail -n 1); then
+      enroll_token=$printed
     fi
     hosts_log "   ($(hosts_since "$t") s)"
     n=$((n + 1))

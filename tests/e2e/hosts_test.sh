@@ -197,8 +197,31 @@ grep -E "disabled Debian's etcd.service" "$HOSTS_DIR/install-m4.log" >&2 ||
   die "m4: etcd.service is still enabled after apt install etcd-agent"
 ! host_run m4 systemctl is-active --quiet etcd.service ||
   die "m4: etcd.service still runs after apt install etcd-agent"
+# Secure by default: an installed agent serves nothing in plaintext and waits for a token.
+waits_for_token() {
+  host_run "$1" systemctl show -P StatusText etcd-agent.service |
+    grep -q 'waiting for enrollment: put a token in /etc/etcd-agent/enroll.token'
+}
 for name in "${NAMES[@]}"; do
-  wait_for "$name: the agent answers on ${ADDR[$name]}:2378" 30 \
+  wait_for "$name: the Status line says the agent waits for an enrollment token" 30 \
+    waits_for_token "$name"
+done
+! fleet agent status --host "${ADDR[m1]}" >/dev/null 2>&1 ||
+  die "m1: the installed agent answered a plaintext call before enrollment"
+
+step "0. the fleet CA and an enrollment token; etcd-agent enroll TOKEN in each host"
+show fleet ca init >&2 || die "etcd-fleet ca init failed"
+TOKEN=$(fleet token create --ttl 1h) || die "etcd-fleet token create failed"
+for name in "${NAMES[@]}"; do
+  host_run "$name" etcd-agent enroll "$TOKEN" >/dev/null || die "$name: etcd-agent enroll failed"
+  [ "$(host_run "$name" stat -c '%a %U' /etc/etcd-agent/enroll.token)" = "600 etcd-agent" ] ||
+    die "$name: enroll.token is $(host_run "$name" stat -c '%a %U' /etc/etcd-agent/enroll.token), not 600 etcd-agent"
+done
+# The agents take the token without a restart; enroll them all at once (bootstrap would too).
+wait_for "every agent enrolled" 30 \
+  fleet enroll --hosts "${ADDR[m1]},${ADDR[m2]},${ADDR[m3]},${ADDR[m4]}"
+for name in "${NAMES[@]}"; do
+  wait_for "$name: the agent answers over mutual TLS on ${ADDR[$name]}:2378" 30 \
     fleet agent status --host "${ADDR[$name]}"
 done
 show fleet agent status --host "${ADDR[m1]}" >&2

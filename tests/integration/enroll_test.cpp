@@ -281,6 +281,35 @@ TEST_F(Enroll, BootstrapEnrollsWaitingHostsAndDrivesThemOverMutualTls) {
       << refused.err;
 }
 
+// The secure default: an agent with neither certificates nor a token (nor insecure) serves no
+// plaintext and nothing of its API on the network; it says where the token goes, in its Status
+// and to `etcd-fleet enroll`, and takes a token put there without a restart.
+TEST_F(Enroll, AnAgentWithoutATokenWaitsForOneAndTakesItWithoutARestart) {
+  const std::string token = fleetToken();
+  AgentHarness agent(dir_.path(), {.name = "m1", .host = "127.0.0.45", .insecure = false});
+  agent.start();
+  waitServing(agent);
+  const std::string note = "waiting for enrollment: put a token in " + agent.tokenFile();
+  EXPECT_THAT(readText(agent.logPath()), HasSubstr(note));
+  EXPECT_FALSE(agent.client().status()) << "plaintext answered without insecure";
+
+  auto early = etcdFleet({"enroll", "--hosts", agent.apiAddress()});
+  EXPECT_EQ(early.exit_code, 1) << early.out;
+  EXPECT_THAT(early.err,
+              HasSubstr("this agent has no enrollment token yet: put one in " + agent.tokenFile()))
+      << early.err;
+  EXPECT_FALSE(exists(agent.pkiDir() + "/ca.crt"));
+
+  // Enrolled right away: the agent looks for the token on the call too, not only every second.
+  giveToken(agent, token);
+  auto enrolled = etcdFleet({"enroll", "--hosts", agent.apiAddress()});
+  ASSERT_EQ(enrolled.exit_code, 0) << enrolled.err << readText(agent.logPath());
+  EXPECT_THAT(enrolled.out, HasSubstr("m1 " + agent.apiAddress() + " enrolled (token "));
+  EXPECT_TRUE(agent.running()) << "enrolled without a restart";
+  auto status = etcdFleet({"agent", "status", "--host", agent.apiAddress()});
+  EXPECT_EQ(status.exit_code, 0) << status.err;
+}
+
 TEST_F(Enroll, WithoutHostsItSaysWhatToGive) {
   auto r = etcdFleet({"enroll"});
   EXPECT_EQ(r.exit_code, 128) << r.err;  // bad arguments, as etcdctl

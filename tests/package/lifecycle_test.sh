@@ -4,8 +4,11 @@
 # default addresses 127.0.0.1:2377/2378 collide with nothing):
 #   apt install etcd-agent   Debian's etcd.service (running) stopped and disabled, and said so;
 #                            etcd-agent active, idle, "waiting for a bootstrap plan", as the
-#                            system user etcd-agent, /var/lib/etcd-agent 0700
-#   etcd-fleet autostart     disable / enable / status through the agent: the polkit rule lets
+#                            system user etcd-agent, /var/lib/etcd-agent 0700; secure by
+#                            default: "waiting for enrollment: put a token in
+#                            /etc/etcd-agent/enroll.token", no plaintext on 127.0.0.1:2378
+#   etcd-fleet autostart     disable / enable / status through the agent's socket (root on
+#                            the host): the polkit rule lets
 #                            the unprivileged agent (de)activate its own unit
 #   apt-get --reinstall      the upgrade path: the agent restarts; a disabled unit stays disabled
 #   apt remove               the agent stops, member data and config stay
@@ -84,10 +87,16 @@ done
 host_run p1 getent passwd etcd-agent | grep -q ':/var/lib/etcd-agent:/usr/sbin/nologin$' ||
   die "the etcd-agent user is not a no-login system user with home /var/lib/etcd-agent"
 host_run p1 test -s /usr/share/man/man8/etcd-agent.8.gz || die "no man page etcd-agent(8)"
+[[ $status == *"waiting for enrollment: put a token in /etc/etcd-agent/enroll.token"* ]] ||
+  die "the Status line does not say that the agent waits for an enrollment token: '$status'"
+# Nothing in plaintext on the API port: a plaintext client gets no answer.
+! host_run p1 etcd-fleet agent status --host 127.0.0.1 >/dev/null 2>&1 ||
+  die "the installed agent answered plaintext on 127.0.0.1:2378 without enrollment"
 hosts_log "p1: etcd-agent active: $status"
 
 step "etcd-fleet autostart disable / enable (the polkit rule)"
-fleet() { host_run p1 etcd-fleet "$@" --host 127.0.0.1; }
+# No --host: root on the host reaches its agent through /run/etcd-agent/api.sock.
+fleet() { host_run p1 etcd-fleet "$@"; }
 fleet autostart disable >&2 || die "etcd-fleet autostart disable failed (polkit rule?)"
 [ "$(host_run p1 systemctl is-enabled etcd-agent.service || true)" = disabled ] ||
   die "autostart disable did not disable etcd-agent.service"
@@ -101,17 +110,27 @@ rule=/usr/share/polkit-1/rules.d/50-etcd-agent.rules
 host_run p1 mv "$rule" /root/
 refused=no
 for ((i = 0; i < 20; i++)); do
+  before=$(host_run p1 systemctl is-enabled etcd-agent.service || true)
   if ! fleet autostart disable >/dev/null 2>&1; then
     refused=yes
+    after=$(host_run p1 systemctl is-enabled etcd-agent.service || true)
     break
   fi
+  # Still allowed (polkitd had not reloaded yet): back to enabled, which may be refused already.
   fleet autostart enable >/dev/null 2>&1 || true
   sleep 0.5
 done
 host_run p1 mv /root/50-etcd-agent.rules "$rule"
 [ "$refused" = yes ] || die "autostart disable works even without the polkit rule: the test proves nothing"
+[ "$after" = "$before" ] ||
+  die "the refused autostart disable changed etcd-agent.service ($before -> $after)"
+# The rule is back: enabled again once polkitd reloaded it (bounded).
+for ((i = 0; i < 20; i++)); do
+  fleet autostart enable >/dev/null 2>&1 && break
+  sleep 0.5
+done
 [ "$(host_run p1 systemctl is-enabled etcd-agent.service)" = enabled ] ||
-  die "etcd-agent.service is not enabled after the refused disable"
+  die "etcd-agent.service is not enabled again with the polkit rule back"
 hosts_log "p1: without the polkit rule autostart disable is refused"
 
 step "reinstall (the upgrade path): an enabled agent restarts, a disabled one stays disabled"

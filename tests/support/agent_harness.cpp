@@ -35,7 +35,8 @@ AgentHarness::AgentHarness(const std::string& dir, AgentOptions options)
       << "\ndata_root = \"" << data_root_ << "\"\n[cluster]\ntoken = \"" << options_.token
       << "\"\n[agent]\napi_listen = \"" << options_.host << ":" << api_port_
       << "\"\nhttp_listen = \"" << options_.host << ":" << http_port_ << "\"\napi_socket = \""
-      << socketPath() << "\"\n[enroll]\ntoken_file = \"" << tokenFile() << "\"\n[etcd]\nbinary = \""
+      << socketPath() << "\"\ninsecure = " << (options_.insecure ? "true" : "false")
+      << "\n[enroll]\ntoken_file = \"" << tokenFile() << "\"\n[etcd]\nbinary = \""
       << options_.etcd_binary << "\"\n"
       << "extra_flags = [\"--heartbeat-interval=50\", \"--election-timeout=500\"]\n"
       << options_.extra_config;

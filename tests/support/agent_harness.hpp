@@ -18,6 +18,9 @@ struct AgentOptions {
   std::string token = "test-cluster";
   std::string extra_config;                   // appended to agent.toml
   std::string etcd_binary = "/usr/bin/etcd";  // [etcd] binary
+  // agent.insecure: plaintext on its loopback api_listen until enrolled (a fleet on one machine,
+  // as most tests want it); false = the secure default, which waits for an enrollment token.
+  bool insecure = true;
   // Run before the agent's argv, e.g. {"prlimit", "--nofile=64:64", "--"} (exec's the agent: the
   // PID stays the agent's).
   std::vector<std::string> exec_prefix;

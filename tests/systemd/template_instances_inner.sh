@@ -37,6 +37,7 @@ data_root = "$WORK/data"
 token = "tpl-test"
 [agent]
 api_listen = "127.0.0.1:$AP"
+insecure = true
 http_listen = "127.0.0.1:$HP"
 [etcd]
 extra_flags = ["--heartbeat-interval=50", "--election-timeout=500"]

@@ -22,6 +22,7 @@ data_root = "$WORK/data"
 token = "sd-test"
 [agent]
 api_listen = "127.0.0.1:$AP"
+insecure = true
 http_listen = "127.0.0.1:$HP"
 api_socket = "$WORK/api.sock"
 EOT

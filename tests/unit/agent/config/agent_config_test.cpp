@@ -125,11 +125,23 @@ TEST(AgentConfig, ManagedFlagsCannotBeOverridden) {
   EXPECT_FALSE(isManagedEtcdFlag("--snapshot-count=10"));
 }
 
-TEST(AgentConfig, AgentApiStaysOnLoopbackUntilTls) {
-  std::string e = errorOf("[agent]\napi_listen = \"0.0.0.0:2378\"\n");
-  EXPECT_NE(e.find("loopback only"), std::string::npos) << e;
-  EXPECT_TRUE(parse("[agent]\napi_listen = \"127.0.0.12:2378\"\n"));
-  EXPECT_TRUE(parse("[agent]\napi_listen = \"[::1]:2378\"\n"));
+TEST(AgentConfig, AnyAddressMayServeTheApiButPlaintextOnlyLoopback) {
+  // Without insecure the API is TLS (enrollment, then mutual TLS): any address of the host.
+  EXPECT_TRUE(parse("[agent]\napi_listen = \"192.0.2.1:2378\"\n"));
+  auto cfg = parse("[agent]\napi_listen = \"127.0.0.12:2378\"\ninsecure = true\n");
+  ASSERT_TRUE(cfg);
+  EXPECT_TRUE(cfg->agent.insecure);
+  EXPECT_TRUE(parse("[agent]\napi_listen = \"[::1]:2378\"\ninsecure = true\n"));
+  EXPECT_FALSE(parse("")->agent.insecure) << "secure by default";
+  std::string e = errorOf("[agent]\napi_listen = \"192.0.2.1:2378\"\ninsecure = true\n");
+  EXPECT_NE(e.find("agent.toml:2:14: agent.api_listen: insecure serves the agent API in plaintext"),
+            std::string::npos)
+      << e;
+  EXPECT_NE(e.find("only on loopback"), std::string::npos) << e;
+  EXPECT_NE(errorOf("[agent]\ninsecure = \"yes\"\n").find("expected true or false, got a string"),
+            std::string::npos);
+  EXPECT_FALSE(insecureListenAllowed("192.0.2.1:2378"));
+  EXPECT_TRUE(insecureListenAllowed("127.0.0.1:2378"));
 }
 
 TEST(AgentConfig, ShippedConfigParses) {
