@@ -3,6 +3,7 @@
 #include <syslog.h>
 
 #include "agent/bootstrap/preflight.hpp"
+#include "agent/enroll/agent_pki.hpp"
 #include "agent/supervisor/etcd_flags.hpp"
 #include "common/strings.hpp"
 #include "etcd/client.hpp"
@@ -13,9 +14,17 @@ namespace {
 
 using namespace std::chrono_literals;
 
-Result<std::unique_ptr<etcd::Client>> joinClient(const std::string& join) {
+// A TLS cluster (https:// join URLs) is joined with the agent's etcd client certificate, and the
+// member serves TLS too (its peers require a peer certificate).
+bool joinsTls(const std::string& join) {
+  return join.find("https://") != std::string::npos;
+}
+
+Result<std::unique_ptr<etcd::Client>> joinClient(const std::string& join,
+                                                 const etcd::TlsConfig& tls) {
   etcd::ClientConfig cfg;
   cfg.endpoints = joinEndpoints(join);
+  if (joinsTls(join)) cfg.tls = tls;
   cfg.dial_timeout = 2s;
   cfg.command_timeout = 5s;
   auto client = etcd::Client::create(cfg);
@@ -39,6 +48,7 @@ v1::Plan joinPlan(const AgentConfig& config, int client_port, int peer_port,
   plan.set_initial_cluster(initial_cluster);
   plan.set_client_port(static_cast<unsigned>(client_port));
   plan.set_peer_port(static_cast<unsigned>(peer_port));
+  plan.set_tls(joinsTls(config.bootstrap.join));
   return plan;
 }
 
@@ -73,11 +83,15 @@ void Joiner::start() {
                      ? config.member.peer_port
                      : findFreePort(config.member.advertise_host, client_port_ + 1, client_port_);
   }
-  peer_url_ = memberUrls(config, client_port_, peer_port_).peer;
+  peer_url_ = memberUrls(config, client_port_, peer_port_, joinsTls(config.bootstrap.join)).peer;
   log_.agent(LOG_INFO, "[bootstrap] join: joining the cluster at " + config.bootstrap.join +
                            " as a learner with peer URL " + peer_url_);
   supervisor_.joinStarted();
   attempt();
+}
+
+etcd::TlsConfig Joiner::joinTls() const {
+  return etcdClientTls(agentPkiPaths(supervisor_.config().pkiDir()));
 }
 
 void Joiner::attempt() {
@@ -85,8 +99,9 @@ void Joiner::attempt() {
   const std::string join = supervisor_.config().bootstrap.join;
   const std::string name = supervisor_.config().member.name;
   worker_.run(
-      [has_plan, join, name, peer = peer_url_](std::stop_token stop) -> Result<Registered> {
-        auto client = joinClient(join);
+      [has_plan, join, name, peer = peer_url_,
+       tls = joinTls()](std::stop_token stop) -> Result<Registered> {
+        auto client = joinClient(join, tls);
         if (!client) return fail(client.error());
         if (!has_plan) {
           auto added = membership::addLearner(**client, name, peer, stop);
@@ -144,14 +159,15 @@ void Joiner::promote(std::uint64_t id) {
   const std::string join = supervisor_.config().bootstrap.join;
   supervisor_.promotionStarted();
   worker_.run(
-      [this, join, id, timeout = promote_timeout](std::stop_token stop) -> Result<void> {
+      [this, join, id, timeout = promote_timeout,
+       tls = joinTls()](std::stop_token stop) -> Result<void> {
         std::string last_line;
         auto progress = [&](const std::string& line) {
           if (line == last_line) return;  // one journal line per change, not per attempt
           last_line = line;
           worker_.toLoop([this, line] { log_.agent(LOG_INFO, "[bootstrap] join: " + line); });
         };
-        auto client = joinClient(join);
+        auto client = joinClient(join, tls);
         if (!client) return fail(client.error());
         return membership::promoteWhenInSync(**client, id, timeout, progress, stop);
       },

@@ -63,6 +63,8 @@ class Joiner {
     bool already_registered = false;
   };
   void attempt();
+  // The agent's etcd client identity, for a TLS cluster.
+  [[nodiscard]] etcd::TlsConfig joinTls() const;
   void onRegistered(Result<Registered> registered);
   void promote(std::uint64_t id);
   void onPromoted(std::uint64_t id, Result<void> done);

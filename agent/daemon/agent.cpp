@@ -32,6 +32,14 @@ HttpLimits edgeLimits() {
   return {};
 }
 
+// The removal check, asking a TLS cluster with the agent's etcd client and peer certificates.
+std::shared_ptr<ClusterAsker> etcdClusterAsker(const AgentConfig& config) {
+  const AgentPkiPaths pki = agentPkiPaths(config.pkiDir());
+  return std::make_shared<EtcdClusterAsker>(
+      TlsFiles{pki.ca_cert, pki.cert(KeyUse::kEtcdClient), pki.key(KeyUse::kEtcdClient)},
+      TlsFiles{pki.ca_cert, pki.cert(KeyUse::kEtcdPeer), pki.key(KeyUse::kEtcdPeer)});
+}
+
 }  // namespace
 
 Agent::Agent(AgentConfig config)
@@ -39,16 +47,18 @@ Agent::Agent(AgentConfig config)
       log_(config_.member.name),
       clock_(io_),
       launcher_(io_),
-      health_(io_),
+      health_(io_, etcdClientTls(agentPkiPaths(config_.pkiDir()))),
       store_(config_),
       supervisor_(io_, config_, log_, {launcher_, health_, clock_, store_}),
       // A call over the socket is its connection's (the uid SO_PEERCRED gave at accept); a call
       // over loopback TCP is traced through the kernel's socket table.
-      service_(io_, supervisor_, UnitControl::forThisProcess(), CallerPolicy::forThisProcess(),
-               [this](const std::string& peer) -> std::optional<uid_t> {
-                 if (parseFdPeer(peer)) return api_socket_.callerUid(peer);
-                 return callerUid(peer, parseListenEndpoint(config_.agent.api_listen));
-               }),
+      service_(
+          io_, supervisor_, UnitControl::forThisProcess(), CallerPolicy::forThisProcess(),
+          [this](const std::string& peer) -> std::optional<uid_t> {
+            if (parseFdPeer(peer)) return api_socket_.callerUid(peer);
+            return callerUid(peer, parseListenEndpoint(config_.agent.api_listen));
+          },
+          etcdClusterAsker(config_)),
       discovery_(io_, config_.member.data_root + "/discovery"),
       http_(io_, edgeLimits()),
       api_(config_.agent.api_listen, ApiTransport{std::nullopt, {&service_}}),

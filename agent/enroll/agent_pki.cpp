@@ -6,6 +6,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "etcd/client.hpp"
 #include "tls/fleet_pki.hpp"
 
 namespace etcdagent::agent {
@@ -129,6 +130,12 @@ Result<void> storeAgentCredentials(const AgentPkiPaths& paths, const tls::Certif
     }
   }
   return tls::writeCertificateFile(paths.ca_cert, ca, tls::kKeyFileMode, tls::Overwrite::kYes);
+}
+
+etcd::TlsConfig etcdClientTls(const AgentPkiPaths& paths) {
+  return {.ca_file = paths.ca_cert,
+          .cert_file = paths.cert(KeyUse::kEtcdClient),
+          .key_file = paths.key(KeyUse::kEtcdClient)};
 }
 
 }  // namespace etcdagent::agent

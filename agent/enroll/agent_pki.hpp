@@ -15,6 +15,10 @@
 #include "tls/certificate.hpp"
 #include "tls/key.hpp"
 
+namespace etcdagent::etcd {
+struct TlsConfig;
+}
+
 namespace etcdagent::agent {
 
 // What each key is for, in the order every digest and message of the enrollment uses.
@@ -66,6 +70,10 @@ struct AgentCredentials {
 // incomplete or damaged (a certificate missing, a key that is not its certificate's) is an error
 // naming the file: a human must look.
 Result<std::optional<AgentCredentials>> loadAgentCredentials(const AgentPkiPaths& paths);
+
+// The agent's own etcd client identity (etcd-client.crt and .key, trusting ca.crt), for its
+// calls to a TLS member: health, join, the removal check.
+etcd::TlsConfig etcdClientTls(const AgentPkiPaths& paths);
 
 // Writes the certificates (0600, replacing older ones) and then ca.crt, so that a crash leaves
 // either the old state or the enrolled one. The caller has checked them.

@@ -44,7 +44,8 @@ std::vector<tls::Purpose> purposesOf(KeyUse use) {
   switch (use) {
     case KeyUse::kApi:
     case KeyUse::kEtcdPeer: return {tls::Purpose::kServer, tls::Purpose::kClient};
-    case KeyUse::kEtcdServer: return {tls::Purpose::kServer};
+    // etcd's gRPC gateway presents it to etcd itself under --client-cert-auth: clientAuth too.
+    case KeyUse::kEtcdServer: return {tls::Purpose::kServer, tls::Purpose::kClient};
     case KeyUse::kEtcdClient: return {tls::Purpose::kClient};
   }
   return {};

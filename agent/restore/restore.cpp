@@ -86,8 +86,8 @@ Result<void> checkRoom(std::uint64_t snapshot_size, std::uint64_t available,
 std::vector<std::string> restoreCommandLine(const AgentConfig& config, const v1::MemberState& state,
                                             const std::string& target_dir) {
   const auto& plan = state.plan();
-  const auto urls =
-      memberUrls(config, static_cast<int>(plan.client_port()), static_cast<int>(plan.peer_port()));
+  const auto urls = memberUrls(config, static_cast<int>(plan.client_port()),
+                               static_cast<int>(plan.peer_port()), plan.tls());
   return {config.etcd.etcdctl,
           "snapshot",
           "restore",

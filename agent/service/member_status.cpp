@@ -101,8 +101,9 @@ v1::AgentStatus agentStatus(const MemberView& m) {
     s.set_member_id(m.health.member_id ? m.health.member_id : m.plan->member_id());
     s.set_plan_mode(m.plan->plan().mode());
     s.set_started_once(m.plan->started_once());
-    const auto urls = memberUrls(m.config, static_cast<int>(m.plan->plan().client_port()),
-                                 static_cast<int>(m.plan->plan().peer_port()));
+    const auto urls =
+        memberUrls(m.config, static_cast<int>(m.plan->plan().client_port()),
+                   static_cast<int>(m.plan->plan().peer_port()), m.plan->plan().tls());
     s.add_client_urls(urls.client);
     s.add_peer_urls(urls.peer);
   }

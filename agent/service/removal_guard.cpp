@@ -7,8 +7,10 @@
 #include <boost/asio/connect.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
 
 #include "etcd/client.hpp"
 #include "etcd/etcdserverpb/rpc.grpc.pb.h"
@@ -50,10 +52,13 @@ milliseconds left(Clock::time_point deadline) {
 }
 
 // A linearizable read, then MemberList, on one client URL.
-ClusterView askEndpoint(const std::string& endpoint, milliseconds timeout) {
+ClusterView askEndpoint(const std::string& endpoint, milliseconds timeout, const TlsFiles& tls) {
   ClusterView view{.endpoint = endpoint};
   etcd::ClientConfig cfg;
   cfg.endpoints = {endpoint};
+  if (endpoint.starts_with("https://")) {
+    cfg.tls = {.ca_file = tls.ca, .cert_file = tls.cert, .key_file = tls.key};
+  }
   cfg.dial_timeout = std::min(timeout, milliseconds(1000));
   cfg.command_timeout = timeout;
   auto client = etcd::Client::create(cfg);
@@ -84,36 +89,30 @@ ClusterView askEndpoint(const std::string& endpoint, milliseconds timeout) {
   return view;
 }
 
-// GET <peer URL>/members (etcd's peer API), bounded by `timeout`; "" when it did not answer.
-std::string getPeerMembers(const std::string& peer_url, milliseconds timeout) {
+// The request and its bounded run on `stream` (TCP, or TLS over TCP): the body of a 200 answer.
+template <class Stream, class Connected>
+std::string runGetMembers(boost::asio::io_context& io, Stream& stream, const std::string& host,
+                          const std::string& port, const std::string& host_header,
+                          milliseconds timeout, Connected connected) {
   namespace beast = boost::beast;
   namespace http = beast::http;
-  std::string_view rest(peer_url);
-  if (!rest.starts_with("http://")) return {};  // TLS peers: not yet (the mTLS issue)
-  rest.remove_prefix(7);
-  rest = rest.substr(0, rest.find('/'));
-  const auto colon = rest.rfind(':');
-  if (colon == std::string_view::npos) return {};
-  std::string host(rest.substr(0, colon));
-  const std::string port(rest.substr(colon + 1));
-  if (host.starts_with('[') && host.ends_with(']')) host = host.substr(1, host.size() - 2);
-  boost::asio::io_context io;
-  beast::tcp_stream stream(io);
   beast::flat_buffer buffer;
   http::request<http::empty_body> req{http::verb::get, "/members", 11};
-  req.set(http::field::host, std::string(rest));
+  req.set(http::field::host, host_header);
   http::response<http::string_body> res;
   boost::asio::ip::tcp::resolver resolver(io);
   std::string body;
-  stream.expires_after(timeout);
+  beast::get_lowest_layer(stream).expires_after(timeout);
   resolver.async_resolve(host, port, [&](beast::error_code ec, auto results) {
     if (ec) return;
-    stream.async_connect(results, [&](beast::error_code ec2, auto) {
+    beast::get_lowest_layer(stream).async_connect(results, [&](beast::error_code ec2, auto) {
       if (ec2) return;
-      http::async_write(stream, req, [&](beast::error_code ec3, std::size_t) {
-        if (ec3) return;
-        http::async_read(stream, buffer, res, [&](beast::error_code ec4, std::size_t) {
-          if (!ec4 && res.result() == http::status::ok) body = res.body();
+      connected([&] {
+        http::async_write(stream, req, [&](beast::error_code ec3, std::size_t) {
+          if (ec3) return;
+          http::async_read(stream, buffer, res, [&](beast::error_code ec4, std::size_t) {
+            if (!ec4 && res.result() == http::status::ok) body = res.body();
+          });
         });
       });
     });
@@ -122,10 +121,49 @@ std::string getPeerMembers(const std::string& peer_url, milliseconds timeout) {
   // Whatever is still pending (a slow resolve) ends now, before the locals it refers to go.
   beast::error_code ignored;
   resolver.cancel();
-  stream.socket().close(ignored);
+  beast::get_lowest_layer(stream).socket().close(ignored);
   io.restart();
   io.run();
   return body;
+}
+
+// GET <peer URL>/members (etcd's peer API), bounded by `timeout`; "" when it did not answer. An
+// https:// peer is asked over TLS with the agent's peer certificate, verifying the member's
+// against the fleet CA for the host dialled.
+std::string getPeerMembers(const std::string& peer_url, milliseconds timeout, const TlsFiles& tls) {
+  namespace beast = boost::beast;
+  std::string_view rest(peer_url);
+  const bool https = rest.starts_with("https://");
+  if (!https && !rest.starts_with("http://")) return {};
+  rest.remove_prefix(https ? 8 : 7);
+  rest = rest.substr(0, rest.find('/'));
+  const auto colon = rest.rfind(':');
+  if (colon == std::string_view::npos) return {};
+  std::string host(rest.substr(0, colon));
+  const std::string port(rest.substr(colon + 1));
+  if (host.starts_with('[') && host.ends_with(']')) host = host.substr(1, host.size() - 2);
+  boost::asio::io_context io;
+  if (!https) {
+    beast::tcp_stream stream(io);
+    return runGetMembers(io, stream, host, port, std::string(rest), timeout,
+                         [](const auto& next) { next(); });
+  }
+  namespace ssl = boost::asio::ssl;
+  ssl::context ctx(ssl::context::tls_client);
+  beast::error_code ec;
+  ctx.load_verify_file(tls.ca, ec);
+  if (!ec) ctx.use_certificate_chain_file(tls.cert, ec);
+  if (!ec) ctx.use_private_key_file(tls.key, ssl::context::pem, ec);
+  if (ec) return {};
+  ctx.set_verify_mode(ssl::verify_peer);
+  ssl::stream<beast::tcp_stream> stream(io, ctx);
+  stream.set_verify_callback(ssl::host_name_verification(host));
+  return runGetMembers(
+      io, stream, host, port, std::string(rest), timeout, [&stream](const auto& next) {
+        stream.async_handshake(ssl::stream_base::client, [next](beast::error_code hs) {
+          if (!hs) next();
+        });
+      });
 }
 
 }  // namespace
@@ -173,7 +211,7 @@ std::vector<ClusterView> EtcdClusterAsker::ask(const std::vector<std::string>& o
       return false;
     }
     asked.push_back(ep);
-    views.push_back(askEndpoint(ep, std::min(kStep, left(deadline))));
+    views.push_back(askEndpoint(ep, std::min(kStep, left(deadline)), client_));
     return views.back().quorum;
   };
   for (const auto& ep : own_client_urls) {
@@ -181,7 +219,7 @@ std::vector<ClusterView> EtcdClusterAsker::ask(const std::vector<std::string>& o
   }
   for (const auto& peer : peer_urls) {
     if (left(deadline).count() == 0) break;
-    const auto body = getPeerMembers(peer, std::min(kStep, left(deadline)));
+    const auto body = getPeerMembers(peer, std::min(kStep, left(deadline)), peer_);
     if (body.empty()) {
       views.push_back({.endpoint = peer, .error = "its peer port did not answer GET /members"});
       continue;

@@ -1,5 +1,7 @@
 #include "agent/service/request_validation.hpp"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cctype>
 #include <charconv>
@@ -7,6 +9,7 @@
 #include <vector>
 
 #include "agent/bootstrap/discovery_registry.hpp"
+#include "agent/enroll/agent_pki.hpp"
 #include "agent/supervisor/etcd_flags.hpp"
 #include "common/strings.hpp"
 
@@ -99,7 +102,13 @@ Result<void> validateOwnEntry(const v1::Plan& plan, const ValidationContext& sel
   const int peer_port = plan.peer_port() != 0 ? static_cast<int>(plan.peer_port()) : self.peer_port;
   AgentConfig config;
   config.member.advertise_host = self.advertise_host;
-  const std::string own_url = memberUrls(config, 0, peer_port).peer;
+  const std::string own_url = memberUrls(config, 0, peer_port, plan.tls()).peer;
+  for (const auto& [name, url] : *entries) {
+    if (plan.tls() && !url.starts_with("https://")) {
+      return invalid(field, "lists " + quoteForMessage(name + "=" + url) +
+                                " in a TLS plan (plan.tls): every peer URL must be https://");
+    }
+  }
   bool named = false;
   for (const auto& [name, url] : *entries) {
     if (name != self.member_name) continue;
@@ -160,6 +169,11 @@ Result<void> validatePlan(const v1::Plan& plan, const ValidationContext& self) {
   if (!plan.discovery_url().empty()) {
     if (auto r = validateHttpUrl(plan.discovery_url(), "plan.discovery_url", true); !r) return r;
   }
+  if (plan.tls() && !self.enrolled) {
+    return fail(Errc::kFailedPrecondition,
+                "plan.tls: this agent is not enrolled, so its member has no certificates to "
+                "serve TLS with; enroll it first (etcd-fleet enroll --hosts HOST)");
+  }
   if (!plan.initial_cluster().empty()) {
     if (auto r = validateOwnEntry(plan, self); !r) return r;
   }
@@ -175,8 +189,10 @@ Result<void> validatePlan(const v1::Plan& plan, const ValidationContext& self) {
 }  // namespace
 
 ValidationContext ValidationContext::forAgent(const AgentConfig& config) {
+  struct stat st {};
+  const bool enrolled = ::stat(agentPkiPaths(config.pkiDir()).ca_cert.c_str(), &st) == 0;
   return {config.member.name, config.member.advertise_host, config.member.client_port,
-          config.member.peer_port};
+          config.member.peer_port, enrolled};
 }
 
 Result<void> validateName(const std::string& value, const std::string& field) {

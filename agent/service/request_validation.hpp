@@ -34,9 +34,11 @@ inline constexpr std::size_t kMaxAvoidPorts = 1024;
 struct ValidationContext {
   std::string member_name;
   std::string advertise_host = "127.0.0.1";
-  int client_port = 0;  // from the config; 0 = allocated at Preflight
-  int peer_port = 0;    // likewise
+  int client_port = 0;    // from the config; 0 = allocated at Preflight
+  int peer_port = 0;      // likewise
+  bool enrolled = false;  // the agent holds its certificates: only then may a plan be TLS
 
+  // Reads whether the agent is enrolled (its pki's ca.crt) from the disk.
   static ValidationContext forAgent(const AgentConfig& config);
 };
 

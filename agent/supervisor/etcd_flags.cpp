@@ -2,6 +2,8 @@
 
 #include <arpa/inet.h>
 
+#include "agent/enroll/agent_pki.hpp"
+
 namespace etcdagent::agent {
 namespace {
 
@@ -18,16 +20,17 @@ bool isLoopback(const std::string& host) {
 
 }  // namespace
 
-MemberUrls memberUrls(const AgentConfig& config, int client_port, int peer_port) {
+MemberUrls memberUrls(const AgentConfig& config, int client_port, int peer_port, bool tls) {
   const std::string host = urlHost(config.member.advertise_host);
+  const std::string scheme = tls ? "https://" : "http://";
   MemberUrls urls;
-  urls.client = "http://" + host + ":" + std::to_string(client_port);
-  urls.peer = "http://" + host + ":" + std::to_string(peer_port);
+  urls.client = scheme + host + ":" + std::to_string(client_port);
+  urls.peer = scheme + host + ":" + std::to_string(peer_port);
   urls.listen_client = {urls.client};
   // Local tools (etcdctl, health checks) keep working on 127.0.0.1 when the member advertises a
   // routable address.
   if (!isLoopback(config.member.advertise_host)) {
-    urls.listen_client.push_back("http://127.0.0.1:" + std::to_string(client_port));
+    urls.listen_client.push_back(scheme + "127.0.0.1:" + std::to_string(client_port));
   }
   return urls;
 }
@@ -43,8 +46,8 @@ Result<std::vector<std::string>> etcdCommandLine(const AgentConfig& config,
                                             "\" but this agent runs \"" + config.member.name +
                                             "\"");
   }
-  const auto urls =
-      memberUrls(config, static_cast<int>(plan.client_port()), static_cast<int>(plan.peer_port()));
+  const auto urls = memberUrls(config, static_cast<int>(plan.client_port()),
+                               static_cast<int>(plan.peer_port()), plan.tls());
   std::string listen_client;
   for (const auto& u : urls.listen_client) listen_client += (listen_client.empty() ? "" : ",") + u;
 
@@ -86,6 +89,19 @@ Result<std::vector<std::string>> etcdCommandLine(const AgentConfig& config,
     default: return fail(Errc::kInvalidArgument, "the plan has no mode");
   }
 
+  if (plan.tls()) {
+    // The enrollment's certificates (agent/enroll/agent_pki): clients and peers must present one
+    // of the fleet CA.
+    const AgentPkiPaths pki = agentPkiPaths(config.pkiDir());
+    argv.push_back("--cert-file=" + pki.cert(KeyUse::kEtcdServer));
+    argv.push_back("--key-file=" + pki.key(KeyUse::kEtcdServer));
+    argv.push_back("--trusted-ca-file=" + pki.ca_cert);
+    argv.push_back("--client-cert-auth=true");
+    argv.push_back("--peer-cert-file=" + pki.cert(KeyUse::kEtcdPeer));
+    argv.push_back("--peer-key-file=" + pki.key(KeyUse::kEtcdPeer));
+    argv.push_back("--peer-trusted-ca-file=" + pki.ca_cert);
+    argv.push_back("--peer-client-cert-auth=true");
+  }
   argv.push_back("--auto-compaction-mode=" + config.etcd.auto_compaction_mode);
   argv.push_back("--auto-compaction-retention=" + config.etcd.auto_compaction_retention);
   argv.push_back("--quota-backend-bytes=" + std::to_string(config.etcd.quota_backend_bytes));

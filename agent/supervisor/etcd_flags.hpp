@@ -11,13 +11,14 @@
 namespace etcdagent::agent {
 
 struct MemberUrls {
-  std::string client;  // http://<advertise_host>:<client_port>
+  std::string client;  // http://<advertise_host>:<client_port> (https:// for a TLS plan)
   std::string peer;
   std::vector<std::string>
       listen_client;  // also http://127.0.0.1:<port> when advertising elsewhere
 };
 
-MemberUrls memberUrls(const AgentConfig& config, int client_port, int peer_port);
+// `tls`: the plan's (Plan.tls), https:// instead of http://.
+MemberUrls memberUrls(const AgentConfig& config, int client_port, int peer_port, bool tls = false);
 
 // argv for etcd (argv[0] = the binary). `started_once` turns a "new" plan into "existing": a
 // restarted member must never try to bootstrap again.

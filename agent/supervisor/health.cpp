@@ -57,9 +57,11 @@ MemberHealth check(etcd::Client& client) {
 
 }  // namespace
 
-HealthProber::HealthProber(boost::asio::io_context& io, std::string endpoint) : worker_(io) {
+HealthProber::HealthProber(boost::asio::io_context& io, std::string endpoint, etcd::TlsConfig tls)
+    : worker_(io) {
   etcd::ClientConfig cfg;
   cfg.endpoints = {std::move(endpoint)};
+  cfg.tls = std::move(tls);
   cfg.dial_timeout = 1s;
   cfg.command_timeout = 2s;
   // Our own member, starting: reconnect at least as often as it is probed while it starts, or a

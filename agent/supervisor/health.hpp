@@ -53,7 +53,7 @@ class HealthSource {
 
 class HealthProber final : public HealthProbe {
  public:
-  HealthProber(boost::asio::io_context& io, std::string endpoint);
+  HealthProber(boost::asio::io_context& io, std::string endpoint, etcd::TlsConfig tls = {});
   HealthProber(const HealthProber&) = delete;
   HealthProber& operator=(const HealthProber&) = delete;
 
@@ -69,13 +69,17 @@ class HealthProber final : public HealthProbe {
 // The real source: a HealthProber (gRPC to etcd) per member run.
 class EtcdHealthSource final : public HealthSource {
  public:
-  explicit EtcdHealthSource(boost::asio::io_context& io) : io_(io) {}
+  // `tls`: the agent's etcd client identity, used for an https:// endpoint (a TLS plan).
+  EtcdHealthSource(boost::asio::io_context& io, etcd::TlsConfig tls)
+      : io_(io), tls_(std::move(tls)) {}
   std::unique_ptr<HealthProbe> open(const std::string& endpoint) override {
-    return std::make_unique<HealthProber>(io_, endpoint);
+    return std::make_unique<HealthProber>(
+        io_, endpoint, endpoint.starts_with("https://") ? tls_ : etcd::TlsConfig{});
   }
 
  private:
   boost::asio::io_context& io_;
+  etcd::TlsConfig tls_;
 };
 
 }  // namespace etcdagent::agent

@@ -354,7 +354,7 @@ std::optional<lifecycle::Event> Supervisor::spawnEtcd() {
 
 std::string Supervisor::probeEndpoint() const {
   const auto urls = memberUrls(config_, static_cast<int>(plan_->plan().client_port()),
-                               static_cast<int>(plan_->plan().peer_port()));
+                               static_cast<int>(plan_->plan().peer_port()), plan_->plan().tls());
   return urls.listen_client.back();  // the loopback one when there are two
 }
 

@@ -5,9 +5,11 @@
 #include <unistd.h>
 
 #include <cctype>
+#include <filesystem>
 
 #include "common/file_util.hpp"
 #include "fleet/inventory.hpp"
+#include "tls/fleet_pki.hpp"
 
 namespace etcdagent::fleet {
 
@@ -110,6 +112,19 @@ Result<GlobalOptions> globalOptions(const FlagSet& f,
   c.tls.cert_file = f.getString("cert");
   c.tls.key_file = f.getString("key");
   c.tls.insecure_skip_verify = f.getBool("insecure-skip-tls-verify");
+  if (!c.tls.any()) {
+    // A fleet with a CA: its TLS members are reached with etcd-fleet's own client certificate
+    // (pki/fleet.crt under the fleet CA) when no --cacert/--cert/--key (or ETCDCTL_*) is given.
+    const tls::FleetPkiPaths pki = tls::fleetPkiPaths(g.fleet_path);
+    std::error_code ec;
+    if (std::filesystem::exists(pki.ca_cert, ec)) {
+      c.tls = {.ca_file = pki.ca_cert,
+               .cert_file = pki.fleet_cert,
+               .key_file = pki.fleet_key,
+               .insecure_skip_verify = c.tls.insecure_skip_verify,
+               .only_for_https = true};
+    }
+  }
   c.insecure_transport = f.getBool("insecure-transport");
   if (!f.getString("discovery-srv").empty()) {
     return fail(Errc::kInvalidArgument,

@@ -85,7 +85,8 @@ Result<std::unique_ptr<Client>> Client::create(ClientConfig config) {
   if (config.endpoints.empty())
     return fail(Errc::kInvalidArgument, "no endpoints given (--endpoints)");
   std::unique_ptr<Client> client(new Client(std::move(config)));
-  bool tls = client->config_.tls.any() || !client->config_.insecure_transport;
+  bool tls = (client->config_.tls.any() && !client->config_.tls.only_for_https) ||
+             !client->config_.insecure_transport;
   for (const auto& text : client->config_.endpoints) {
     auto ep = parseEndpoint(text);
     if (!ep) return fail(ep.error());

@@ -39,6 +39,9 @@ struct TlsConfig {
   std::string cert_file;  // --cert
   std::string key_file;   // --key
   bool insecure_skip_verify = false;
+  // The files are the fleet's own (etcd-fleet in a fleet with a CA), not the operator's flags:
+  // used only for https:// endpoints, while http:// ones stay plaintext.
+  bool only_for_https = false;
 
   [[nodiscard]] bool any() const {
     return !ca_file.empty() || !cert_file.empty() || !key_file.empty();

@@ -241,7 +241,7 @@ Result<void> Bootstrap::preflight() {
 // agent's own view is as old as its last probe (up to 5 s), and a re-run right after the cluster
 // formed must not take it for one still forming.
 Result<std::optional<BootstrapReport>> Bootstrap::existing() {
-  plans_ = bs::makePlans(reports_, token_, req_.mode, "");
+  plans_ = bs::makePlans(reports_, token_, req_.mode, "", env_.enroll != nullptr);
   if (auto r = dialMembers(); !r) return fail(r.error());
   BootstrapReport report{.cluster_token = token_, .plans = plans_};
   if (!probeAll(report, /*announce=*/false)) {
@@ -316,7 +316,7 @@ Result<void> Bootstrap::planAndApply() {
     }
     discovery_url = created->url();
   }
-  plans_ = bs::makePlans(reports_, token_, req_.mode, discovery_url);
+  plans_ = bs::makePlans(reports_, token_, req_.mode, discovery_url, env_.enroll != nullptr);
   say(step(3, "plan: cluster \"" + token_ + "\", " +
                   (req_.mode == bs::Mode::kStatic
                        ? "static, initial cluster " + bs::initialCluster(plans_)

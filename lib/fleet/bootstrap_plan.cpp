@@ -171,10 +171,10 @@ Assessment assess(const std::vector<HostReport>& reports, const std::string& clu
   return a;
 }
 
-std::string url(std::string_view host, std::uint32_t port) {
+std::string url(std::string_view host, std::uint32_t port, bool tls) {
   std::string h(host);
   if (h.find(':') != std::string::npos && !h.starts_with("[")) h = "[" + h + "]";
-  return "http://" + h + ":" + std::to_string(port);
+  return (tls ? "https://" : "http://") + h + ":" + std::to_string(port);
 }
 
 Result<Mode> parseMode(std::string_view text) {
@@ -186,15 +186,16 @@ Result<Mode> parseMode(std::string_view text) {
 
 std::vector<MemberPlan> makePlans(const std::vector<HostReport>& reports,
                                   const std::string& cluster_token, Mode mode,
-                                  const std::string& discovery_url) {
+                                  const std::string& discovery_url, bool tls) {
   std::vector<MemberPlan> plans;
   for (const auto& r : reports) {
     const auto& p = r.preflight;
     MemberPlan m;
     m.name = r.expected_name;
     m.spec = r.spec;
-    m.client_url = url(p.advertise_host(), p.client_port());
-    m.peer_url = url(p.advertise_host(), p.peer_port());
+    m.client_url = url(p.advertise_host(), p.client_port(), tls);
+    m.peer_url = url(p.advertise_host(), p.peer_port(), tls);
+    m.plan.set_tls(tls);
     m.plan.set_mode(mode == Mode::kStatic ? v1::PLAN_MODE_NEW : v1::PLAN_MODE_DISCOVERY);
     m.plan.set_cluster_token(cluster_token);
     m.plan.set_member_name(m.name);

@@ -54,8 +54,8 @@ inline constexpr std::uint64_t kSlowFsyncMicros = 10'000;
 
 Assessment assess(const std::vector<HostReport>& reports, const std::string& cluster_token);
 
-// "http://HOST:PORT" (brackets around IPv6 literals).
-std::string url(std::string_view host, std::uint32_t port);
+// "http://HOST:PORT" (brackets around IPv6 literals); "https://..." with `tls`.
+std::string url(std::string_view host, std::uint32_t port, bool tls = false);
 
 struct MemberPlan {
   std::string name;
@@ -69,10 +69,11 @@ enum class Mode { kStatic, kDiscovery };
 Result<Mode> parseMode(std::string_view text);
 
 // The same plan for every agent (static: --initial-cluster of all members; discovery: the URL),
-// with each agent's own name and ports. `reports` must have passed assess().
+// with each agent's own name and ports. `reports` must have passed assess(). `tls` (a fleet with
+// a CA): every member serves https client and peer URLs (Plan.tls).
 std::vector<MemberPlan> makePlans(const std::vector<HostReport>& reports,
                                   const std::string& cluster_token, Mode mode,
-                                  const std::string& discovery_url);
+                                  const std::string& discovery_url, bool tls = false);
 
 // "m1=http://h1:2380,m2=http://h2:2380"
 std::string initialCluster(const std::vector<MemberPlan>& plans);

@@ -52,7 +52,9 @@ class Enrollment {
 
     const std::array<KeyUse, 4> uses{{
         {"api", &answer.csrs().api(), tls::Profile::kPeer, true},
-        {"etcd-server", &answer.csrs().etcd_server(), tls::Profile::kServer, true},
+        // serverAuth and clientAuth: with --client-cert-auth etcd 3.4's gRPC gateway dials its
+        // own client URL presenting this certificate.
+        {"etcd-server", &answer.csrs().etcd_server(), tls::Profile::kPeer, true},
         {"etcd-peer", &answer.csrs().etcd_peer(), tls::Profile::kPeer, true},
         {"etcd-client", &answer.csrs().etcd_client(), tls::Profile::kClient, false},
     }};

@@ -91,7 +91,7 @@ Result<std::unique_ptr<ClusterApi>> EtcdConnector::cluster(
 
 Result<std::unique_ptr<MemberProbe>> EtcdConnector::member(const std::string& client_url) {
   etcd::ClientConfig config = base_;
-  config.endpoints = {hostPortOf(client_url)};
+  config.endpoints = {endpointOf(client_url)};
   config.dial_timeout = 300ms;
   config.command_timeout = 1s;
   // The members start listening within a second or so; gRPC's growing reconnect backoff would

@@ -61,6 +61,10 @@ std::string hostPortOf(std::string_view url) {
   return std::string(rest.substr(0, rest.find('/')));
 }
 
+std::string endpointOf(std::string_view url) {
+  return url.starts_with("https://") ? "https://" + hostPortOf(url) : hostPortOf(url);
+}
+
 const InventoryMember* Inventory::find(std::string_view name) const {
   auto it = std::find_if(members.begin(), members.end(),
                          [&](const InventoryMember& m) { return m.name == name; });
@@ -81,7 +85,7 @@ const InventoryMember* Inventory::findById(std::uint64_t id) const {
 std::vector<std::string> Inventory::clientEndpoints() const {
   std::vector<std::string> out;
   for (const auto& m : members) {
-    if (!m.client_url.empty()) out.push_back(hostPortOf(m.client_url));
+    if (!m.client_url.empty()) out.push_back(endpointOf(m.client_url));
   }
   return out;
 }
@@ -235,6 +239,16 @@ Result<void> saveInventory(const Inventory& inv) {
     }
   }
   return writeFileAtomic(inv.path, renderInventory(inv), 0600);
+}
+
+bool clusterServesTls(const std::optional<Inventory>& inventory,
+                      const std::vector<std::string>& endpoints) {
+  if (inventory && !inventory->members.empty()) {
+    return std::any_of(inventory->members.begin(), inventory->members.end(),
+                       [](const InventoryMember& m) { return m.peer_url.starts_with("https://"); });
+  }
+  return std::any_of(endpoints.begin(), endpoints.end(),
+                     [](const std::string& e) { return e.starts_with("https://"); });
 }
 
 }  // namespace etcdagent::fleet

@@ -58,11 +58,15 @@ struct Inventory {
   [[nodiscard]] InventoryMember* find(std::string_view name);
   [[nodiscard]] const InventoryMember* findById(std::uint64_t id) const;
   // "HOST:PORT" of every member's client URL, in inventory order (for --endpoints).
+  // endpointOf() each member's client URL.
   [[nodiscard]] std::vector<std::string> clientEndpoints() const;
 };
 
 // "http://h:2379" -> "h:2379" (etcd-fleet's --endpoints take either form; etcdctl's take this one).
 std::string hostPortOf(std::string_view url);
+// The endpoint to dial for a client URL: "h:2379" for http://, "https://h:2379" for https:// (the
+// scheme says to use TLS; etcd-fleet then presents the fleet's certificate).
+std::string endpointOf(std::string_view url);
 
 // ~/.config/etcd-fleet/fleet.toml ($XDG_CONFIG_HOME/etcd-fleet/fleet.toml when that is set).
 // `getenv` is injected for tests.
@@ -77,6 +81,11 @@ inline constexpr std::size_t kMaxInventoryMembers = 128;
 // names, no member at all (an empty file), more than kMaxInventoryMembers members are errors
 // naming source:line:column). Never throws, whatever the bytes (binary, invalid UTF-8, ...).
 Result<Inventory> parseInventory(std::string_view text, std::string_view source);
+
+// Whether the cluster serves TLS, so that a member added to it must too: its inventory's peer
+// URLs are https://, or (without an inventory) the client endpoints given are. Pure.
+bool clusterServesTls(const std::optional<Inventory>& inventory,
+                      const std::vector<std::string>& endpoints);
 
 // The TOML text of `inventory` (stable order: cluster, members, replace).
 std::string renderInventory(const Inventory& inventory);

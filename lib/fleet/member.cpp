@@ -2,6 +2,7 @@
 
 #include <set>
 
+#include "fleet/bootstrap_plan.hpp"
 #include "fleet/enroll.hpp"
 #include "fleet/waits.hpp"
 #include "membership/membership.hpp"
@@ -98,6 +99,7 @@ class MemberAddition {
   bool has_plan_ = false;
   std::string peer_url_, client_url_;
   unsigned client_port_ = 0, peer_port_ = 0;
+  bool tls_ = false;  // the cluster serves TLS: so does the new member
   std::uint64_t id_ = 0;
 };
 
@@ -158,8 +160,9 @@ Result<void> MemberAddition::locate() {
   }
   client_port_ = pre->client_port();
   peer_port_ = pre->peer_port();
-  peer_url_ = "http://" + pre->advertise_host() + ":" + std::to_string(peer_port_);
-  client_url_ = "http://" + pre->advertise_host() + ":" + std::to_string(client_port_);
+  tls_ = clusterServesTls(req_.inventory, req_.endpoints);
+  peer_url_ = bootstrap::url(pre->advertise_host(), peer_port_, tls_);
+  client_url_ = bootstrap::url(pre->advertise_host(), client_port_, tls_);
   say("agent " + address() + ": preflight ok (member " + name_ + ", peer URL " + peer_url_ + ")");
   return {};
 }
@@ -199,6 +202,7 @@ Result<void> MemberAddition::registerLearner() {
   plan.set_initial_cluster(added->initial_cluster);
   plan.set_client_port(client_port_);
   plan.set_peer_port(peer_port_);
+  plan.set_tls(tls_);
   if (auto applied = agent_->applyPlan(plan); !applied) {
     return fail(Errc::kFailedPrecondition,
                 applied.error().message + "\nThe learner " + hexId(id_) +

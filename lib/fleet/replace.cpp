@@ -315,6 +315,7 @@ Result<std::string> Replacer::startLearner() {
   plan.set_member_name(j_.new_name);
   plan.set_client_port(j_.new_client_port);
   plan.set_peer_port(j_.new_peer_port);
+  plan.set_tls(j_.new_peer_url.starts_with("https://"));
   auto applied = (*agent)->applyPlan(plan);
   if (!applied) return fail(applied.error());
   return "agent " + j_.new_agent + " accepted the learner plan (" +

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "common/encoding.hpp"
+#include "fleet/bootstrap_plan.hpp"
 
 namespace etcdagent::fleet {
 namespace {
@@ -361,8 +362,10 @@ Result<ReplaceJournal> planReplace(const Inventory& inventory, const ReplaceRequ
   j.new_agent = target.agent;
   j.new_client_port = target.client_port;
   j.new_peer_port = target.peer_port;
-  j.new_client_url = "http://" + target.advertise_host + ":" + std::to_string(target.client_port);
-  j.new_peer_url = "http://" + target.advertise_host + ":" + std::to_string(target.peer_port);
+  // The new member serves what the old one did: a TLS cluster stays one.
+  const bool tls = old->peer_url.starts_with("https://");
+  j.new_client_url = bootstrap::url(target.advertise_host, target.client_port, tls);
+  j.new_peer_url = bootstrap::url(target.advertise_host, target.peer_port, tls);
   return j;
 }
 

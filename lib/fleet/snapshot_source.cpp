@@ -31,7 +31,7 @@ Result<SnapshotSource> pickSnapshotSource(const Env& env, const std::vector<std:
                 "snapshot save: no member is healthy (" + down +
                     " did not answer); pass --endpoints HOST:PORT of the member to save from");
   }
-  return SnapshotSource{hostPortOf(pick->client_urls.front()), pick->name, pick->id};
+  return SnapshotSource{endpointOf(pick->client_urls.front()), pick->name, pick->id};
 }
 
 }  // namespace etcdagent::fleet

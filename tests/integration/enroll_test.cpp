@@ -253,6 +253,31 @@ TEST_F(Enroll, BootstrapEnrollsWaitingHostsAndDrivesThemOverMutualTls) {
   }
   EXPECT_THAT(formed.out, HasSubstr("leader"));
 
+  // The members serve TLS with the certificates of the enrollment, and require client
+  // certificates of the fleet CA: etcd-fleet uses its own with no flag typed; etcdctl answers
+  // the same with the same files, and nothing without them.
+  const std::string url = "https://" + agents[0]->clientEndpoint();
+  EXPECT_THAT(formed.out, HasSubstr(url)) << formed.out;
+  auto members = etcdFleet({"member", "list"});
+  EXPECT_EQ(members.exit_code, 0) << members.err;
+  EXPECT_THAT(members.out, HasSubstr("https://" + agents[1]->options().host)) << members.out;
+  EXPECT_EQ(members.out.find("http://"), std::string::npos) << members.out;
+  ASSERT_EQ(etcdFleet({"put", "greeting", "over tls"}).exit_code, 0);
+  auto fleet_get = etcdFleet({"get", "greeting", "--print-value-only"});
+  EXPECT_EQ(fleet_get.exit_code, 0) << fleet_get.err;
+  EXPECT_EQ(fleet_get.out, "over tls\n");
+  const std::string pki = dir_.path() + "/pki";
+  auto reference = etcdctl(url, {"--cacert", pki + "/ca.crt", "--cert", pki + "/fleet.crt", "--key",
+                                 pki + "/fleet.key", "get", "greeting", "--print-value-only"});
+  EXPECT_EQ(reference.exit_code, 0) << reference.err;
+  EXPECT_EQ(reference.out, fleet_get.out);
+  auto no_cert = etcdctl(url, {"--cacert", pki + "/ca.crt", "--dial-timeout", "2s",
+                               "--command-timeout", "3s", "get", "greeting"});
+  EXPECT_NE(no_cert.exit_code, 0) << "a client without a certificate was served";
+  auto plaintext = etcdctl("http://" + agents[0]->clientEndpoint(),
+                           {"--dial-timeout", "2s", "--command-timeout", "3s", "get", "greeting"});
+  EXPECT_NE(plaintext.exit_code, 0) << "plaintext was served";
+
   // `status` shows the agents' last health checks: wait for one that saw the leader.
   RunResult status;
   EXPECT_TRUE(eventually([&] {

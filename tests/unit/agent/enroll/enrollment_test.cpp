@@ -91,7 +91,7 @@ class EnrollmentTest : public ::testing::Test {
       return cert->pem();
     };
     r.mutable_certs()->set_api(sign(answer.csrs().api(), tls::Profile::kPeer));
-    r.mutable_certs()->set_etcd_server(sign(answer.csrs().etcd_server(), tls::Profile::kServer));
+    r.mutable_certs()->set_etcd_server(sign(answer.csrs().etcd_server(), tls::Profile::kPeer));
     r.mutable_certs()->set_etcd_peer(sign(answer.csrs().etcd_peer(), tls::Profile::kPeer));
     r.mutable_certs()->set_etcd_client(sign(answer.csrs().etcd_client(), tls::Profile::kClient));
     return r;

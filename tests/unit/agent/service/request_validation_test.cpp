@@ -51,6 +51,26 @@ TEST(RequestValidation, AcceptsThePlansTheFleetSends) {
   EXPECT_TRUE(validate(defaults, self()));
 }
 
+TEST(RequestValidation, ATlsPlanNeedsAnEnrolledAgentAndHttpsPeers) {
+  auto tls = plan();
+  tls.mutable_plan()->set_tls(true);
+  tls.mutable_plan()->set_initial_cluster("m1=https://127.0.0.11:2380,m2=https://127.0.0.12:2380");
+  ValidationContext enrolled = self();
+  enrolled.enrolled = true;
+  EXPECT_TRUE(validate(tls, enrolled));
+  auto r = validate(tls, self());
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, Errc::kFailedPrecondition);
+  EXPECT_THAT(r.error().message, HasSubstr("this agent is not enrolled"));
+  auto mixed = tls;
+  mixed.mutable_plan()->set_initial_cluster("m1=https://127.0.0.11:2380,m2=http://127.0.0.12:2380");
+  EXPECT_THAT(refusal(validate(mixed, enrolled)), HasSubstr("every peer URL must be https://"));
+  // Its own entry must be the https URL etcd will advertise.
+  auto own_http = tls;
+  own_http.mutable_plan()->set_initial_cluster("m1=http://127.0.0.11:2380");
+  EXPECT_THAT(refusal(validate(own_http, enrolled)), HasSubstr("https://"));
+}
+
 TEST(RequestValidation, RefusesADiscoveryUrlThatIsNotHttp) {
   auto d = plan(v1::PLAN_MODE_DISCOVERY);
   d.mutable_plan()->clear_initial_cluster();

@@ -51,6 +51,39 @@ TEST(EtcdFlags, NewClusterPlan) {
                 kTail);
 }
 
+// A TLS plan: https URLs, the enrollment's certificates from <data_root>/pki/<name>, and client
+// certificates required on both ports.
+TEST(EtcdFlags, ATlsPlanServesHttpsWithTheEnrollmentsCertificatesAndRequiresClientCerts) {
+  auto s = state(v1::PLAN_MODE_NEW);
+  s.mutable_plan()->set_tls(true);
+  s.mutable_plan()->set_initial_cluster("m1=https://127.0.0.11:2380,m2=https://127.0.0.12:2380");
+  auto argv = etcdCommandLine(config(), s);
+  ASSERT_TRUE(argv) << argv.error().message;
+  const std::string pki = "/var/lib/etcd-agent/pki/m1/";
+  EXPECT_EQ(shellJoin(*argv),
+            "/usr/bin/etcd --name=m1 --data-dir=/var/lib/etcd-agent/m1/data "
+            "--listen-client-urls=https://127.0.0.11:2379 "
+            "--advertise-client-urls=https://127.0.0.11:2379 "
+            "--listen-peer-urls=https://127.0.0.11:2380 "
+            "--initial-advertise-peer-urls=https://127.0.0.11:2380 "
+            "--initial-cluster=m1=https://127.0.0.11:2380,m2=https://127.0.0.12:2380 "
+            "--initial-cluster-state=new --initial-cluster-token=t1 "
+            "--cert-file=" +
+                pki + "etcd-server.crt --key-file=" + pki +
+                "etcd-server.key "
+                "--trusted-ca-file=" +
+                pki +
+                "ca.crt --client-cert-auth=true "
+                "--peer-cert-file=" +
+                pki + "etcd-peer.crt --peer-key-file=" + pki +
+                "etcd-peer.key "
+                "--peer-trusted-ca-file=" +
+                pki + "ca.crt --peer-client-cert-auth=true" + kTail);
+  const auto urls = memberUrls(config("192.0.2.1"), 2379, 2380, true);
+  EXPECT_EQ(urls.listen_client,
+            (std::vector<std::string>{"https://192.0.2.1:2379", "https://127.0.0.1:2379"}));
+}
+
 TEST(EtcdFlags, ARestartedNewMemberComesBackAsExisting) {
   auto argv = etcdCommandLine(config(), state(v1::PLAN_MODE_NEW, true));
   ASSERT_TRUE(argv);

@@ -167,6 +167,19 @@ TEST(BootstrapPlans, StaticPlansShareTheInitialClusterAndCarryEachAgentsPorts) {
   EXPECT_EQ(url("::1", 2379), "http://[::1]:2379");
 }
 
+// A fleet with a CA plans TLS members: https URLs everywhere and Plan.tls.
+TEST(BootstrapPlans, TlsPlansAreHttpsEverywhere) {
+  auto plans = makePlans(threeHosts(), "c1", Mode::kStatic, "", true);
+  ASSERT_EQ(plans.size(), 3U);
+  for (const auto& p : plans) {
+    EXPECT_TRUE(p.plan.tls());
+    EXPECT_EQ(p.plan.initial_cluster(),
+              "m1=https://127.0.0.11:2380,m2=https://127.0.0.12:2380,m3=https://127.0.0.13:2380");
+  }
+  EXPECT_EQ(plans[0].client_url, "https://127.0.0.11:2379");
+  EXPECT_FALSE(makePlans(threeHosts(), "c1", Mode::kStatic, "")[0].plan.tls());
+}
+
 TEST(BootstrapPlans, DiscoveryPlansCarryTheUrlAndNoInitialCluster) {
   auto plans = makePlans(threeHosts(), "c1", Mode::kDiscovery, "http://127.0.0.11:2377/abc");
   for (const auto& p : plans) {

@@ -111,7 +111,8 @@ TEST_F(EnrollTest, SignsFourCertificatesThatChainToTheFleetCaAndRecordsTheHost) 
   const auto& certs = a.finished->certs();
   const std::vector<Expect> expected{
       {certs.api(), a.api_key, true, true, r->api_not_after},
-      {certs.etcd_server(), a.etcd_server_key, true, false, r->etcd_server_not_after},
+      // clientAuth too: etcd's gRPC gateway presents it under --client-cert-auth.
+      {certs.etcd_server(), a.etcd_server_key, true, true, r->etcd_server_not_after},
       {certs.etcd_peer(), a.etcd_peer_key, true, true, r->etcd_peer_not_after},
       {certs.etcd_client(), a.etcd_client_key, false, true, r->etcd_client_not_after},
   };

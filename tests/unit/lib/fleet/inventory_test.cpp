@@ -71,6 +71,21 @@ TEST(Inventory, LooksUpMembersByNameAndIdAndListsClientEndpoints) {
             (std::vector<std::string>{"127.0.0.11:2379", "127.0.0.12:2379", "127.0.0.13:2379"}));
 }
 
+TEST(Inventory, HttpsMembersKeepTheirSchemeAsEndpointsAndMakeATlsCluster) {
+  EXPECT_EQ(endpointOf("http://127.0.0.11:2379"), "127.0.0.11:2379");
+  EXPECT_EQ(endpointOf("https://127.0.0.11:2379"), "https://127.0.0.11:2379");
+  Inventory inv;
+  inv.members.push_back({.name = "m1",
+                         .client_url = "https://127.0.0.11:2379",
+                         .peer_url = "https://127.0.0.11:2380"});
+  EXPECT_EQ(inv.clientEndpoints(), std::vector<std::string>{"https://127.0.0.11:2379"});
+  EXPECT_TRUE(clusterServesTls(inv, {}));
+  inv.members[0].peer_url = "http://127.0.0.11:2380";
+  EXPECT_FALSE(clusterServesTls(inv, {"https://127.0.0.12:2379"})) << "the inventory decides";
+  EXPECT_TRUE(clusterServesTls(std::nullopt, {"https://127.0.0.12:2379"}));
+  EXPECT_FALSE(clusterServesTls(std::nullopt, {"127.0.0.12:2379"}));
+}
+
 TEST(Inventory, ErrorsNameFileLineAndColumn) {
   auto typo = parseInventory(
       "[cluster]\ntoken = \"a\"\n\n[[member]]\nname = \"m1\"\nhots = \"h\"\n", "/etc/fleet.toml");
