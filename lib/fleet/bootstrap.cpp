@@ -241,7 +241,12 @@ Result<void> Bootstrap::preflight() {
 // agent's own view is as old as its last probe (up to 5 s), and a re-run right after the cluster
 // formed must not take it for one still forming.
 Result<std::optional<BootstrapReport>> Bootstrap::existing() {
-  plans_ = bs::makePlans(reports_, token_, req_.mode, "", env_.enroll != nullptr);
+  // The members keep the scheme they were planned with (an adopted cluster the agents formed
+  // from agent.toml is plaintext, also in a fleet with a CA): as the agents report their URLs.
+  const bool held_tls = std::any_of(reached_.begin(), reached_.end(), [](const auto& s) {
+    return s.peer_urls_size() > 0 && s.peer_urls(0).starts_with("https://");
+  });
+  plans_ = bs::makePlans(reports_, token_, req_.mode, "", held_tls);
   if (auto r = dialMembers(); !r) return fail(r.error());
   BootstrapReport report{.cluster_token = token_, .plans = plans_};
   if (!probeAll(report, /*announce=*/false)) {

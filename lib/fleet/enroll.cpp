@@ -7,6 +7,7 @@
 #include "common/snapshot_digest.hpp"
 #include "fleet/enroll_token.hpp"
 #include "fleet/fan_out.hpp"
+#include "fleet/waits.hpp"
 #include "tls/certificate.hpp"
 #include "tls/csr.hpp"
 #include "tls/inspect.hpp"
@@ -287,6 +288,16 @@ Result<void> enrollNewAgents(const Env& env, const std::vector<std::string>& age
         break;
       }
       env.clock.sleepFor(kRetry);
+    }
+    // A new agent rebuilds its listener for mutual TLS right after Finish: the flow's next call
+    // waits for it rather than meeting a refused connection.
+    if (last && !last->already_enrolled) {
+      const auto left = std::chrono::duration_cast<Duration>(deadline - env.clock.now());
+      if (auto up =
+              reachAgent(env.agents, last->address, env.clock, std::max<Duration>(left, kRetry));
+          !up) {
+        return fail(up.error().code, "enrolled, but then " + up.error().message);
+      }
     }
     return last;
   });

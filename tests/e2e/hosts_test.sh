@@ -232,6 +232,13 @@ show fleet bootstrap --hosts "${ADDR[m1]},${ADDR[m2]},${ADDR[m3]}" >&2 ||
 show fleet member list -w table >&2
 [ "$(voters)" = m1,m2,m3 ] || die "expected voters m1,m2,m3, got '$(voters)'"
 show fleet endpoint health >&2 || die "not every member is healthy after the bootstrap"
+# TLS by default: https members that require a client certificate of the fleet CA.
+fleet member list | grep -q "https://${ADDR[m1]}:2380" || die "m1's peer URL is not https"
+! fleet --endpoints "${ADDR[m1]}:2379" --dial-timeout 2s get k >/dev/null 2>&1 ||
+  die "m1 answered a plaintext client"
+! etcdctl --endpoints "https://${ADDR[m1]}:2379" --cacert "$HOSTS_DIR/operator/etcd-fleet/pki/ca.crt" \
+  --dial-timeout 2s --command-timeout 3s get k >/dev/null 2>&1 ||
+  die "m1 answered a client without a certificate"
 
 step "2. in each host: systemctl status etcd-agent; journalctl -u etcd-agent"
 for name in m1 m2 m3; do
@@ -295,14 +302,14 @@ fleet put k-after-1 a1 >/dev/null || die "put after the replace failed"
 # serializable read answers from m4's own copy).
 want="k-after-1 $(printf 'k-before-%s ' 1 2 3 4 5)$(printf 'k-during-%s ' 1 2 3 4 5)"
 want=${want% }
-got=$(fleet --endpoints "${ADDR[m4]}:2379" get k- --prefix --keys-only --consistency=s | grep . |
+got=$(fleet --endpoints "https://${ADDR[m4]}:2379" get k- --prefix --keys-only --consistency=s | grep . |
   paste -sd' ')
 [ "$got" = "$want" ] || die "keys on m4: got '$got', want '$want'"
 m2_has_every_key() {
-  [ "$(fleet --endpoints "${ADDR[m2]}:2379" get k- --prefix --keys-only --consistency=s |
+  [ "$(fleet --endpoints "https://${ADDR[m2]}:2379" get k- --prefix --keys-only --consistency=s |
     grep . | paste -sd' ')" = "$want" ]
 }
-echo "all 11 keys present on m4 (${ADDR[m4]}:2379)" >&2
+echo "all 11 keys present on m4 (https://${ADDR[m4]}:2379)" >&2
 # The agents' view: m4's agent reports its member as a voter (it was started as a learner).
 m4_votes() { fleet status | grep -E '\| +m4 \|[^|]+\| +(leader|follower) \| +running \|'; }
 wait_for "etcd-fleet status shows m4 as a running voter" 30 m4_votes
@@ -382,7 +389,7 @@ show fleet agent status --host "${ADDR[m2]}" >&2
 show fleet member add --host "${ADDR[m2]}" >&2 || die "member add --host ${ADDR[m2]} failed"
 [ "$(voters)" = m1,m2,m3,m4 ] || die "expected voters m1,m2,m3,m4 after m2 joined, got '$(voters)'"
 wait_for "m2's new member has every key" 30 m2_has_every_key
-echo "m2 is a voter again, with all 11 keys on ${ADDR[m2]}:2379" >&2
+echo "m2 is a voter again, with all 11 keys on https://${ADDR[m2]}:2379" >&2
 # etcd inherits NOTIFY_SOCKET from the agent and sends its own READY=1, which systemd refuses
 # (NotifyAccess=main); harmless, but noise in every journal.
 if grep -m 1 -F 'Got notification message from PID' <<<"$journal" | sed 's/^/m2| /' >&2

@@ -285,6 +285,8 @@ class EnrollNewAgentsTest : public EnrollTest {
 
 TEST_F(EnrollNewAgentsTest, EnrollsTheNewAgentsOnlyAndSaysWhichIt) {
   agent("127.0.0.11", "m1");
+  // The new one's Agent API, which the flow waits for once it is enrolled.
+  world_.fleet.addHost(11, "m1");
   auto& known = agent("127.0.0.12", "m2");
   known.already_enrolled = true;
   known.server_cert = signedFor(pki_->ca, known.api_key);
