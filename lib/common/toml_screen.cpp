@@ -228,7 +228,35 @@ class Screen {
 
 }  // namespace
 
+// TOML allows no control character but tab, line feed and carriage return anywhere, in strings
+// and comments too. toml++ does not always stop at one (after NUL bytes it went on to ask its
+// unicode tables about a later character): refuse the first, before anything else.
+Result<void> screenControls(std::string_view text, std::string_view source) {
+  std::size_t line = 1;
+  std::size_t column = 1;
+  std::size_t i = text.starts_with("\xEF\xBB\xBF") ? 3 : 0;
+  for (; i < text.size(); ++i) {
+    const auto b = static_cast<unsigned char>(text[i]);
+    if (b == '\n') {
+      ++line;
+      column = 1;
+      continue;
+    }
+    if ((b < 0x20 && b != '\t' && b != '\r') || b == 0x7F) {
+      return fail(Errc::kInvalidArgument,
+                  std::string(source) + ":" + std::to_string(line) + ":" + std::to_string(column) +
+                      ": control character " + codePointName(b) +
+                      ": TOML allows none but tab, also in strings and comments (in a string, "
+                      "write it as " +
+                      escapeFor(b) + ")");
+    }
+    if ((b & 0xC0U) != 0x80U) ++column;  // columns count code points, as toml++'s do
+  }
+  return {};
+}
+
 Result<void> screenToml(std::string_view text, std::string_view source) {
+  if (auto controls = screenControls(text, source); !controls) return controls;
   return Screen(text, source).run();
 }
 

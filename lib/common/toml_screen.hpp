@@ -11,7 +11,9 @@
 // error anyway: screenToml reports it first, as "source:line:col: ...". The multi-line string
 // places are valid TOML that toml++ cannot be trusted with; they are refused with the advice to
 // write the character as a \uXXXX escape. A character's column counts code points, as toml++ does.
-// Invalid UTF-8 ends the screen with success: toml++ stops with its own error there.
+// Invalid UTF-8 ends the screen with success: toml++ stops with its own error there. Before all
+// that, a control character (anything below U+0020 but tab, LF and CR, and U+007F) anywhere is
+// refused: TOML forbids them everywhere, and toml++ went on past NUL bytes to the tables above.
 
 #include <string_view>
 

@@ -31,6 +31,20 @@ TEST(TomlScreen, RefusesNonAsciiOutsideStringsAndComments) {
   EXPECT_THAT(screenError("n = tru'\xc3\xa9'\n"), HasSubstr("f.toml:1:9: U+00E9"));
 }
 
+TEST(TomlScreen, RefusesControlCharactersEverywhere) {
+  // The input the fuzzer found next: after NUL bytes in what the screen took for a literal
+  // string, toml++ went on and asked its tables about U+031E (UB).
+  const char kFound[] = "s = -\"\"[rpeee_popor.'..~......n\0\0\0\xcc\x9ej\" l[ \"\0_\x97ho\n";
+  const std::string found(kFound, sizeof kFound - 1);
+  EXPECT_THAT(screenError(found), HasSubstr("f.toml:1:32: control character U+0000"));
+  EXPECT_THAT(screenError("a = \"x\x01\"\n"), HasSubstr("f.toml:1:7: control character U+0001"));
+  EXPECT_THAT(screenError("# \x7f\n"), HasSubstr("f.toml:1:3: control character U+007F"));
+  EXPECT_THAT(screenError("k = \"\xc3\xa9\x1b\"\n"),
+              HasSubstr("f.toml:1:7: control character U+001B"))
+      << "columns count code points";
+  EXPECT_EQ(screenError("a = \"\t\"\r\nb = 1\n"), "ok");
+}
+
 TEST(TomlScreen, LetsNonAsciiThroughInStringsAndComments) {
   const std::string text =
       "# caf\xc3\xa9\n"
