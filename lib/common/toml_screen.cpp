@@ -66,11 +66,18 @@ class Screen {
     // toml++ reads a value such as 1x"... to its end (whitespace, ']', '}', ',' or '#') and
     // asks of every character whether it is whitespace: a quote starts a string only where a
     // key or a value begins.
+    // Which '=' and '.' may precede a string: the first '=' of a line (the key's), and a '.'
+    // before it (a dotted key). A later one is inside a value, which toml++ reads as one token:
+    // in `k = 1.0='x'` no string starts (found by the fuzzer).
     char before = '\n';
+    int equals = 0;  // the '=' of this line up to and including `before` (outside strings)
     while (!done()) {
       const char c = text_[pos_];
-      const bool starts = std::string_view(" \t\r\n=[{,.").find(before) != std::string_view::npos;
+      const bool starts = std::string_view(" \t\r\n[{,").find(before) != std::string_view::npos ||
+                          (before == '=' && equals == 1) || (before == '.' && equals == 0);
       before = c;
+      if (c == '\n') equals = 0;
+      if (c == '=') ++equals;
       if (c == '#') {
         comment();
       } else if (c == '"' && starts) {

@@ -29,6 +29,12 @@ TEST(TomlScreen, RefusesNonAsciiOutsideStringsAndComments) {
   // the fuzzer).
   EXPECT_THAT(screenError("n = 0_\"n\xef\xbb\x9f]1\"\n"), HasSubstr("f.toml:1:9: U+FEDF"));
   EXPECT_THAT(screenError("n = tru'\xc3\xa9'\n"), HasSubstr("f.toml:1:9: U+00E9"));
+  // A '=' or '.' inside a value is part of its token too: only the key's '=' (and a '.' of the
+  // key before it) may precede a string (found by the fuzzer).
+  EXPECT_THAT(screenError("Umet =1.04..0=enroll.>0..'0.0.1\xcc\xbb.0'\n"),
+              HasSubstr("f.toml:1:32: U+033B"));
+  EXPECT_THAT(screenError("k = 1='\xc3\xa9'\n"), HasSubstr("f.toml:1:8: U+00E9"));
+  EXPECT_EQ(screenError("k=\"caf\xc3\xa9\"\n[a.\"\xc3\xa9\"]\nb.'\xc3\xa9' = 1\n"), "ok");
 }
 
 TEST(TomlScreen, RefusesControlCharactersEverywhere) {
