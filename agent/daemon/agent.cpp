@@ -35,9 +35,7 @@ HttpLimits edgeLimits() {
 // The removal check, asking a TLS cluster with the agent's etcd client and peer certificates.
 std::shared_ptr<ClusterAsker> etcdClusterAsker(const AgentConfig& config) {
   const AgentPkiPaths pki = agentPkiPaths(config.pkiDir());
-  return std::make_shared<EtcdClusterAsker>(
-      TlsFiles{pki.ca_cert, pki.cert(KeyUse::kEtcdClient), pki.key(KeyUse::kEtcdClient)},
-      TlsFiles{pki.ca_cert, pki.cert(KeyUse::kEtcdPeer), pki.key(KeyUse::kEtcdPeer)});
+  return std::make_shared<EtcdClusterAsker>(etcdClientTls(pki), etcdPeerTls(pki));
 }
 
 }  // namespace

@@ -138,4 +138,10 @@ etcd::TlsConfig etcdClientTls(const AgentPkiPaths& paths) {
           .key_file = paths.key(KeyUse::kEtcdClient)};
 }
 
+etcd::TlsConfig etcdPeerTls(const AgentPkiPaths& paths) {
+  return {.ca_file = paths.ca_cert,
+          .cert_file = paths.cert(KeyUse::kEtcdPeer),
+          .key_file = paths.key(KeyUse::kEtcdPeer)};
+}
+
 }  // namespace etcdagent::agent

@@ -74,6 +74,8 @@ Result<std::optional<AgentCredentials>> loadAgentCredentials(const AgentPkiPaths
 // The agent's own etcd client identity (etcd-client.crt and .key, trusting ca.crt), for its
 // calls to a TLS member: health, join, the removal check.
 etcd::TlsConfig etcdClientTls(const AgentPkiPaths& paths);
+// Its peer identity (etcd-peer.crt and .key, trusting ca.crt), for etcd's peer port.
+etcd::TlsConfig etcdPeerTls(const AgentPkiPaths& paths);
 
 // Writes the certificates (0600, replacing older ones) and then ca.crt, so that a crash leaves
 // either the old state or the enrolled one. The caller has checked them.

@@ -52,13 +52,12 @@ milliseconds left(Clock::time_point deadline) {
 }
 
 // A linearizable read, then MemberList, on one client URL.
-ClusterView askEndpoint(const std::string& endpoint, milliseconds timeout, const TlsFiles& tls) {
+ClusterView askEndpoint(const std::string& endpoint, milliseconds timeout,
+                        const etcd::TlsConfig& tls) {
   ClusterView view{.endpoint = endpoint};
   etcd::ClientConfig cfg;
   cfg.endpoints = {endpoint};
-  if (endpoint.starts_with("https://")) {
-    cfg.tls = {.ca_file = tls.ca, .cert_file = tls.cert, .key_file = tls.key};
-  }
+  if (endpoint.starts_with("https://")) cfg.tls = tls;
   cfg.dial_timeout = std::min(timeout, milliseconds(1000));
   cfg.command_timeout = timeout;
   auto client = etcd::Client::create(cfg);
@@ -130,7 +129,8 @@ std::string runGetMembers(boost::asio::io_context& io, Stream& stream, const std
 // GET <peer URL>/members (etcd's peer API), bounded by `timeout`; "" when it did not answer. An
 // https:// peer is asked over TLS with the agent's peer certificate, verifying the member's
 // against the fleet CA for the host dialled.
-std::string getPeerMembers(const std::string& peer_url, milliseconds timeout, const TlsFiles& tls) {
+std::string getPeerMembers(const std::string& peer_url, milliseconds timeout,
+                           const etcd::TlsConfig& tls) {
   namespace beast = boost::beast;
   std::string_view rest(peer_url);
   const bool https = rest.starts_with("https://");
@@ -151,9 +151,9 @@ std::string getPeerMembers(const std::string& peer_url, milliseconds timeout, co
   namespace ssl = boost::asio::ssl;
   ssl::context ctx(ssl::context::tls_client);
   beast::error_code ec;
-  ctx.load_verify_file(tls.ca, ec);
-  if (!ec) ctx.use_certificate_chain_file(tls.cert, ec);
-  if (!ec) ctx.use_private_key_file(tls.key, ssl::context::pem, ec);
+  ctx.load_verify_file(tls.ca_file, ec);
+  if (!ec) ctx.use_certificate_chain_file(tls.cert_file, ec);
+  if (!ec) ctx.use_private_key_file(tls.key_file, ssl::context::pem, ec);
   if (ec) return {};
   ctx.set_verify_mode(ssl::verify_peer);
   ssl::stream<beast::tcp_stream> stream(io, ctx);

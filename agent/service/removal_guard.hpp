@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "common/error.hpp"
+#include "etcd/client.hpp"
 #include "membership/membership.hpp"
 
 namespace etcdagent::agent {
@@ -68,28 +69,21 @@ class ClusterAsker {
                                        std::chrono::milliseconds budget) = 0;
 };
 
-// The files of a TLS identity (PEM): the agent's etcd certificates for a TLS cluster.
-struct TlsFiles {
-  std::string ca;
-  std::string cert;
-  std::string key;
-};
-
 // The real one: etcd's gRPC API and its peer HTTP endpoint. https:// URLs (a TLS plan) are asked
 // with the agent's identities: `client` on client URLs, `peer` on peer URLs (etcd requires a
 // peer certificate there).
 class EtcdClusterAsker final : public ClusterAsker {
  public:
   EtcdClusterAsker() = default;
-  EtcdClusterAsker(TlsFiles client, TlsFiles peer)
+  EtcdClusterAsker(etcd::TlsConfig client, etcd::TlsConfig peer)
       : client_(std::move(client)), peer_(std::move(peer)) {}
   std::vector<ClusterView> ask(const std::vector<std::string>& own_client_urls,
                                const std::vector<std::string>& peer_urls,
                                std::chrono::milliseconds budget) override;
 
  private:
-  TlsFiles client_;
-  TlsFiles peer_;
+  etcd::TlsConfig client_;
+  etcd::TlsConfig peer_;
 };
 
 // Pure: the peer URLs of the other members in an initial cluster ("m1=u1,m2=u2"), without `self`.

@@ -35,12 +35,13 @@ TEST(ApiMode, PlaintextOnlyWhenTheOperatorSaidInsecure) {
 
 TEST(ApiMode, TheNotesSayWhatToDoNext) {
   EXPECT_EQ(
-      apiModeNote(ApiMode::kAwaitingToken, "/etc/etcd-agent/enroll.token", "", "10.0.0.1:2378"),
+      apiModeNote(ApiMode::kAwaitingToken, "/etc/etcd-agent/enroll.token", "", "127.0.0.11:2378"),
       "waiting for enrollment: put a token in /etc/etcd-agent/enroll.token (etcd-fleet token "
       "create, then etcd-agent enroll TOKEN on this host)");
   EXPECT_EQ(
-      apiModeNote(ApiMode::kEnrollment, "/etc/etcd-agent/enroll.token", "abc123", "10.0.0.1:2378"),
-      "waiting for enrollment (token abc123): run `etcd-fleet enroll --hosts 10.0.0.1:2378` "
+      apiModeNote(ApiMode::kEnrollment, "/etc/etcd-agent/enroll.token", "abc123",
+                  "127.0.0.11:2378"),
+      "waiting for enrollment (token abc123): run `etcd-fleet enroll --hosts 127.0.0.11:2378` "
       "(or bootstrap) where the fleet's CA is");
   EXPECT_EQ(apiModeNote(ApiMode::kMutualTls, "f", "", "a"), "");
   EXPECT_EQ(apiModeNote(ApiMode::kPlaintext, "f", "", "a"), "");
