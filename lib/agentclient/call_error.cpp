@@ -25,39 +25,51 @@ Error agentCallError(const grpc::Status& s, const std::string& prefix, const std
   }
 }
 
-std::optional<Error> mutualTlsRefusal(const grpc::Status& s, const std::string& address) {
-  if (s.error_code() != grpc::StatusCode::UNAVAILABLE) return std::nullopt;
+TlsFailure tlsFailureOf(const grpc::Status& s) {
+  if (s.error_code() != grpc::StatusCode::UNAVAILABLE) return TlsFailure::kNone;
   const std::string& m = s.error_message();
   const auto has = [&m](const char* text) { return m.find(text) != std::string::npos; };
-  const std::string agent = "agent " + address;
-  if (has("WRONG_VERSION_NUMBER") || has("wrong version number")) {
-    return Error{Errc::kFailedPrecondition,
-                 agent +
-                     " answers in plaintext, and this fleet has a CA, so etcd-fleet calls "
-                     "its agents over mutual TLS only: enroll the host (put a token from "
-                     "`etcd-fleet token create` in /etc/etcd-agent/enroll.token there, then "
-                     "`etcd-fleet enroll --hosts " +
-                     address + "`) (" + m + ")"};
-  }
+  if (has("WRONG_VERSION_NUMBER") || has("wrong version number")) return TlsFailure::kPlaintextPeer;
   if (has("CERTIFICATE_VERIFY_FAILED") || has("certificate verify failed")) {
-    return Error{Errc::kFailedPrecondition,
-                 agent +
-                     "'s certificate is not signed by this fleet's CA: an agent waiting for "
-                     "enrollment shows a self-signed one (run `etcd-fleet enroll --hosts " +
-                     address + "`), another fleet's agent its own CA's (" + m + ")"};
+    return TlsFailure::kUntrustedPeer;
   }
-  if (has("not in peer certificate")) {
-    return Error{Errc::kFailedPrecondition,
-                 agent +
-                     "'s certificate does not name the address dialled: dial the agent at "
-                     "the address it was enrolled at (its advertise host) (" +
-                     m + ")"};
-  }
-  if (has("andshake") || has("Socket closed")) {
-    return Error{Errc::kUnavailable,
-                 agent + " ended the TLS handshake (" + m +
-                     "): an agent enrolled in another fleet refuses pki/fleet.crt; otherwise "
-                     "check that etcd-agent runs there (systemctl status etcd-agent)"};
+  if (has("not in peer certificate")) return TlsFailure::kNameMismatch;
+  if (has("andshake")) return TlsFailure::kHandshake;
+  if (has("Socket closed")) return TlsFailure::kClosed;
+  return TlsFailure::kNone;
+}
+
+std::optional<Error> mutualTlsRefusal(const grpc::Status& s, const std::string& address) {
+  const std::string& m = s.error_message();
+  const std::string agent = "agent " + address;
+  switch (tlsFailureOf(s)) {
+    case TlsFailure::kNone: return std::nullopt;
+    case TlsFailure::kPlaintextPeer:
+      return Error{Errc::kFailedPrecondition,
+                   agent +
+                       " answers in plaintext, and this fleet has a CA, so etcd-fleet calls "
+                       "its agents over mutual TLS only: enroll the host (put a token from "
+                       "`etcd-fleet token create` in /etc/etcd-agent/enroll.token there, then "
+                       "`etcd-fleet enroll --hosts " +
+                       address + "`) (" + m + ")"};
+    case TlsFailure::kUntrustedPeer:
+      return Error{Errc::kFailedPrecondition,
+                   agent +
+                       "'s certificate is not signed by this fleet's CA: an agent waiting for "
+                       "enrollment shows a self-signed one (run `etcd-fleet enroll --hosts " +
+                       address + "`), another fleet's agent its own CA's (" + m + ")"};
+    case TlsFailure::kNameMismatch:
+      return Error{Errc::kFailedPrecondition,
+                   agent +
+                       "'s certificate does not name the address dialled: dial the agent at "
+                       "the address it was enrolled at (its advertise host) (" +
+                       m + ")"};
+    case TlsFailure::kHandshake:
+    case TlsFailure::kClosed:
+      return Error{Errc::kUnavailable,
+                   agent + " ended the TLS handshake (" + m +
+                       "): an agent enrolled in another fleet refuses pki/fleet.crt; otherwise "
+                       "check that etcd-agent runs there (systemctl status etcd-agent)"};
   }
   return std::nullopt;
 }

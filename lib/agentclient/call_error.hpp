@@ -17,6 +17,14 @@ namespace etcdagent {
 // deadline means for it ("no answer within 5s").
 Error agentCallError(const grpc::Status& s, const std::string& prefix, const std::string& late);
 
+// How a call over TLS failed in its handshake, read from gRPC's UNAVAILABLE message (one reading
+// for both clients; each words it for its own call). In order of precedence: the peer answered
+// in plaintext, its certificate did not verify, it does not name the host dialled, the handshake
+// failed otherwise, or the peer closed the connection (TLS 1.3: a server that refuses our
+// certificate does so after the client's half of the handshake).
+enum class TlsFailure { kNone, kPlaintextPeer, kUntrustedPeer, kNameMismatch, kHandshake, kClosed };
+TlsFailure tlsFailureOf(const grpc::Status& s);
+
 // Why a mutual-TLS call to the agent at `address` failed in the handshake, as the operator can
 // act on it: the agent speaks plaintext, its certificate is not of this fleet's CA (waiting for
 // enrollment, or another fleet's), it does not name the address dialled, or it refused

@@ -64,28 +64,29 @@ Result<EnrollClient> EnrollClient::connect(const std::string& address,
 Error EnrollClient::callError(const grpc::Status& s, const char* what) const {
   const std::string prefix = "agent " + address_ + ": " + what + ": ";
   const std::string& m = s.error_message();
-  const bool unavailable = s.error_code() == grpc::StatusCode::UNAVAILABLE;
-  if (unavailable && (m.find("wrong version number") != std::string::npos ||
-                      m.find("WRONG_VERSION_NUMBER") != std::string::npos)) {
-    // What a plaintext agent looks like to a TLS client: its answer to our ClientHello is not TLS.
-    return {Errc::kUnavailable, "agent " + address_ +
-                                    " does not speak TLS (is it waiting for enrollment? put a "
-                                    "token in /etc/etcd-agent/enroll.token) (" +
-                                    m + ")"};
-  }
-  if (unavailable && m.find("andshake") != std::string::npos) {
-    return {Errc::kFailedPrecondition,
-            "agent " + address_ + " refused the TLS handshake (" + m +
-                "): an agent enrolled in another fleet does not accept pki/fleet.crt"};
-  }
-  if (unavailable && m.find("Socket closed") != std::string::npos) {
-    // TLS 1.3: the server checks our certificate after the client's handshake is done, so a
-    // refusal shows as the connection closing.
-    return {Errc::kUnavailable,
-            prefix + "the agent closed the connection (" + m +
-                "); an agent enrolled in another fleet closes it because its CA did not sign "
-                "pki/fleet.crt; otherwise check that etcd-agent runs there (systemctl status "
-                "etcd-agent)"};
+  switch (tlsFailureOf(s)) {
+    case TlsFailure::kPlaintextPeer:
+      // What a plaintext agent looks like to a TLS client: its answer to our ClientHello is not
+      // TLS.
+      return {Errc::kUnavailable, "agent " + address_ +
+                                      " does not speak TLS (is it waiting for enrollment? put a "
+                                      "token in /etc/etcd-agent/enroll.token) (" +
+                                      m + ")"};
+    // This client verifies no server certificate: every other handshake failure is the agent's
+    // refusal of ours.
+    case TlsFailure::kUntrustedPeer:
+    case TlsFailure::kNameMismatch:
+    case TlsFailure::kHandshake:
+      return {Errc::kFailedPrecondition,
+              "agent " + address_ + " refused the TLS handshake (" + m +
+                  "): an agent enrolled in another fleet does not accept pki/fleet.crt"};
+    case TlsFailure::kClosed:
+      return {Errc::kUnavailable,
+              prefix + "the agent closed the connection (" + m +
+                  "); an agent enrolled in another fleet closes it because its CA did not sign "
+                  "pki/fleet.crt; otherwise check that etcd-agent runs there (systemctl status "
+                  "etcd-agent)"};
+    case TlsFailure::kNone: break;
   }
   if (s.error_code() == grpc::StatusCode::NOT_FOUND) {
     // The agent awaits a token: it says where to put one.
