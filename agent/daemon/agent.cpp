@@ -87,9 +87,8 @@ Result<void> Agent::prepareApi() {
   const AgentPkiPaths paths = agentPkiPaths(config_.pkiDir());
   auto credentials = loadAgentCredentials(paths);
   if (!credentials) return fail(credentials.error());
-  struct stat st {};
   const ApiModeFacts facts{.enrolled = credentials->has_value(),
-                           .token_waiting = ::stat(config_.enroll.token_file.c_str(), &st) == 0,
+                           .token_waiting = tokenFileExists(),
                            .insecure = config_.agent.insecure};
   const ApiMode mode = decideApiMode(facts);
   if (auto warning = apiModeWarning(mode, facts, config_.agent.api_listen); !warning.empty()) {
@@ -129,8 +128,7 @@ Result<void> Agent::prepareApi() {
       .token_file = config_.enroll.token_file,
       // On gRPC's thread: reads only what is fixed once the API serves (config_, keys_).
       .load = [this]() -> Result<Enrollment> {
-        struct stat token_st {};
-        if (::stat(config_.enroll.token_file.c_str(), &token_st) != 0) {
+        if (!tokenFileExists()) {
           return fail(Errc::kNotFound, "no token file");
         }
         return enrollmentFromToken(*keys_);
@@ -153,6 +151,11 @@ Result<Enrollment> Agent::enrollmentFromToken(const AgentKeys& keys) {
                             config_.enroll.token_file);
 }
 
+bool Agent::tokenFileExists() const {
+  struct stat st {};
+  return ::stat(config_.enroll.token_file.c_str(), &st) == 0;
+}
+
 EnrollIdentity Agent::identity() const {
   char host[256] = {};
   if (gethostname(host, sizeof host - 1) != 0) host[0] = '\0';
@@ -165,8 +168,7 @@ void Agent::watchForToken() {
     if (ec || enrolled_) return;  // cancelled: the agent stops, or it is enrolled
     // A Hello may have taken the token already (the service looks for it on every call).
     if (!enroll_->armed()) {
-      struct stat st {};
-      if (::stat(config_.enroll.token_file.c_str(), &st) != 0) return watchForToken();
+      if (!tokenFileExists()) return watchForToken();
       auto enrollment = enrollmentFromToken(*keys_);
       if (!enrollment) {
         // A token being written, or a bad one: said once per change, looked at again.

@@ -54,6 +54,8 @@ class Agent {
   // it (the listener's self-signed certificate is for the same api key, so it stays).
   void watchForToken();
   [[nodiscard]] EnrollIdentity identity() const;
+  // [enroll] token_file is there (any thread).
+  [[nodiscard]] bool tokenFileExists() const;
   // On the loop, after Finish stored the certificates: the API turns to mutual TLS.
   void enrolled(const Enrolled& done);
   [[nodiscard]] ApiTransport mutualTls(const AgentCredentials& credentials);
