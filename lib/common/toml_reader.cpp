@@ -8,14 +8,20 @@ namespace etcdagent {
 
 Result<toml::table> parseToml(std::string_view text, std::string_view source) {
   // What toml++ cannot be trusted with never reaches it (toml_screen.hpp).
-  if (auto screened = screenToml(text, source); !screened) return std::unexpected(screened.error());
+  auto screen = TomlScreen::of(text, source);
+  if (!screen) return std::unexpected(screen.error());
   try {
-    return toml::parse(text, source);
+    toml::table root = toml::parse(screen->text(), source);
+    if (auto restored = screen->restore(root); !restored) {
+      return std::unexpected(restored.error());
+    }
+    return root;
   } catch (const toml::parse_error& e) {
     const auto& where = e.source();
     return fail(Errc::kInvalidArgument,
                 std::string(source) + ":" + std::to_string(where.begin.line) + ":" +
-                    std::to_string(where.begin.column) + ": " + std::string(e.description()));
+                    std::to_string(where.begin.column) + ": " +
+                    screen->restoreMessage(e.description(), where.begin.line, where.begin.column));
   } catch (const std::exception& e) {
     // toml++ reports bad input as parse_error; anything else (bad_alloc on a huge file) must not
     // escape either.

@@ -1,9 +1,10 @@
 #include "common/toml_screen.hpp"
 
-#include <cstddef>
+#include <algorithm>
+#include <cstdint>
 #include <cstdio>
-#include <optional>
-#include <string>
+#include <tuple>
+#include <utility>
 
 namespace etcdagent {
 namespace {
@@ -38,6 +39,22 @@ CodePoint decodeAt(std::string_view s, std::size_t i) {
   return {value, n};
 }
 
+// Only for the code points this file writes: the stand-ins and the hazards (all below U+10000).
+std::string utf8(char32_t c) {
+  std::string out;
+  if (c < 0x80) {
+    out += static_cast<char>(c);
+  } else if (c < 0x800) {
+    out += static_cast<char>(0xC0U | (c >> 6U));
+    out += static_cast<char>(0x80U | (c & 0x3FU));
+  } else {
+    out += static_cast<char>(0xE0U | (c >> 12U));
+    out += static_cast<char>(0x80U | ((c >> 6U) & 0x3FU));
+    out += static_cast<char>(0x80U | (c & 0x3FU));
+  }
+  return out;
+}
+
 std::string codePointName(char32_t c) {
   char buf[16];
   std::snprintf(buf, sizeof buf, "U+%04X", static_cast<unsigned>(c));
@@ -46,194 +63,13 @@ std::string codePointName(char32_t c) {
 
 std::string escapeFor(char32_t c) {
   char buf[16];
-  if (c <= 0xFFFF) {
-    std::snprintf(buf, sizeof buf, "\\u%04X", static_cast<unsigned>(c));
-  } else {
-    std::snprintf(buf, sizeof buf, "\\U%08X", static_cast<unsigned>(c));
-  }
+  std::snprintf(buf, sizeof buf, "\\u%04X", static_cast<unsigned>(c));
   return buf;
 }
 
-// A lexer that knows only what tells strings and comments apart. Where the text is not valid
-// TOML, toml++ stops with an error at or before the place where this lexer may lose its way.
-class Screen {
- public:
-  Screen(std::string_view text, std::string_view source) : text_(text), source_(source) {}
-
-  Result<void> run() {
-    // toml++ skips a byte order mark at the very start; columns count from after it.
-    if (text_.starts_with("\xEF\xBB\xBF")) pos_ = 3;
-    // toml++ reads a value such as 1x"... to its end (whitespace, ']', '}', ',' or '#') and
-    // asks of every character whether it is whitespace: a quote starts a string only where a
-    // key or a value begins.
-    // Which '=' and '.' may precede a string: the first '=' of a line (the key's), and a '.'
-    // before it (a dotted key). A later one is inside a value, which toml++ reads as one token:
-    // in `k = 1.0='x'` no string starts (found by the fuzzer).
-    char before = '\n';
-    int equals = 0;  // the '=' of this line up to and including `before` (outside strings)
-    while (!done()) {
-      const char c = text_[pos_];
-      const bool starts = std::string_view(" \t\r\n[{,").find(before) != std::string_view::npos ||
-                          (before == '=' && equals == 1) || (before == '.' && equals == 0);
-      before = c;
-      if (c == '\n') equals = 0;
-      if (c == '=') ++equals;
-      if (c == '#') {
-        comment();
-      } else if (c == '"' && starts) {
-        at(R"(""")") ? multiLineBasic() : basic();
-      } else if (c == '\'' && starts) {
-        at("'''") ? multiLineLiteral() : literal();
-      } else if (nonAscii()) {
-        const CodePoint cp = decodeAt(text_, pos_);
-        refuse(codePointName(cp.value) +
-               " outside a string or comment: TOML allows only ASCII in keys and between values "
-               "(quote the key or the value)");
-      } else {
-        step();
-      }
-    }
-    if (error_) return fail(Errc::kInvalidArgument, *error_);
-    return {};
-  }
-
- private:
-  [[nodiscard]] bool done() const { return pos_ >= text_.size() || error_ || stopped_; }
-  [[nodiscard]] bool at(std::string_view s) const { return text_.substr(pos_).starts_with(s); }
-  [[nodiscard]] char current() const { return text_[pos_]; }
-  static bool isBlank(char c) { return c == ' ' || c == '\t'; }
-
-  // True at a valid non-ASCII character; at invalid UTF-8 the screen stops (toml++ reports it).
-  bool nonAscii() {
-    if (static_cast<unsigned char>(text_[pos_]) < 0x80) return false;
-    if (decodeAt(text_, pos_).length == 0) {
-      stopped_ = true;
-      return false;
-    }
-    return true;
-  }
-
-  void step() {
-    const CodePoint cp = decodeAt(text_, pos_);
-    if (cp.length == 0) {
-      stopped_ = true;
-      return;
-    }
-    pos_ += cp.length;
-    if (cp.value == U'\n') {
-      ++line_;
-      column_ = 1;
-    } else {
-      ++column_;
-    }
-  }
-
-  void steps(int n) {
-    for (int i = 0; i < n && !done(); ++i) step();
-  }
-
-  void refuse(const std::string& what) {
-    error_ = std::string(source_) + ":" + std::to_string(line_) + ":" + std::to_string(column_) +
-             ": " + what;
-  }
-
-  void refuseInMultiLineString(std::string_view where) {
-    const CodePoint cp = decodeAt(text_, pos_);
-    refuse(codePointName(cp.value) + " " + std::string(where) +
-           " in a multi-line string: the TOML reader cannot take it there; write it as " +
-           escapeFor(cp.value));
-  }
-
-  void comment() {
-    while (!done() && current() != '\n') step();
-  }
-
-  // "...": the newline that ends an unterminated one is toml++'s error.
-  void basic() {
-    step();
-    while (!done()) {
-      const char c = current();
-      if (c == '\\') {
-        step();
-        if (!done() && static_cast<unsigned char>(current()) < 0x80) step();
-      } else if (c == '"') {
-        step();
-        return;
-      } else if (c == '\n') {
-        return;
-      } else {
-        step();
-      }
-    }
-  }
-
-  void literal() {
-    step();
-    while (!done()) {
-      const char c = current();
-      if (c == '\'') {
-        step();
-        return;
-      }
-      if (c == '\n') return;
-      step();
-    }
-  }
-
-  // The closing delimiter may be followed by up to two quotes that belong to the content.
-  void closeMultiLine(char quote) {
-    steps(3);
-    for (int i = 0; i < 2 && !done() && current() == quote; ++i) step();
-  }
-
-  void multiLineLiteral() {
-    steps(3);
-    while (!done()) {
-      if (at("'''")) return closeMultiLine('\'');
-      step();
-    }
-  }
-
-  void multiLineBasic() {
-    steps(3);
-    while (!done()) {
-      if (at(R"(""")")) return closeMultiLine('"');
-      if (current() != '\\') {
-        step();
-        continue;
-      }
-      step();
-      if (done()) return;
-      if (nonAscii()) return refuseInMultiLineString("right after a backslash");
-      const char c = current();
-      if (isBlank(c) || c == '\r' || c == '\n') {
-        lineEndingBackslash();
-      } else {
-        step();
-      }
-    }
-  }
-
-  // After "\": blanks, then the line break, then blank lines and indentation, all trimmed.
-  void lineEndingBackslash() {
-    while (!done() && isBlank(current())) step();
-    if (done()) return;
-    if (nonAscii()) return refuseInMultiLineString("after a line-ending backslash on its line");
-    while (!done() && (isBlank(current()) || current() == '\r' || current() == '\n')) step();
-    if (done()) return;
-    if (nonAscii()) return refuseInMultiLineString("first after a line-ending backslash");
-  }
-
-  std::string_view text_;
-  std::string_view source_;
-  std::size_t pos_ = 0;
-  std::size_t line_ = 1;
-  std::size_t column_ = 1;
-  std::optional<std::string> error_;
-  bool stopped_ = false;
-};
-
-}  // namespace
+std::string at(std::string_view source, std::size_t line, std::size_t column) {
+  return std::string(source) + ":" + std::to_string(line) + ":" + std::to_string(column) + ": ";
+}
 
 // TOML allows no control character but tab, line feed and carriage return anywhere, in strings
 // and comments too. toml++ does not always stop at one (after NUL bytes it went on to ask its
@@ -251,8 +87,7 @@ Result<void> screenControls(std::string_view text, std::string_view source) {
     }
     if ((b < 0x20 && b != '\t' && b != '\r') || b == 0x7F) {
       return fail(Errc::kInvalidArgument,
-                  std::string(source) + ":" + std::to_string(line) + ":" + std::to_string(column) +
-                      ": control character " + codePointName(b) +
+                  at(source, line, column) + "control character " + codePointName(b) +
                       ": TOML allows none but tab, also in strings and comments (in a string, "
                       "write it as " +
                       escapeFor(b) + ")");
@@ -262,9 +97,182 @@ Result<void> screenControls(std::string_view text, std::string_view source) {
   return {};
 }
 
-Result<void> screenToml(std::string_view text, std::string_view source) {
-  if (auto controls = screenControls(text, source); !controls) return controls;
-  return Screen(text, source).run();
+// The stand-ins: CJK ideographs, which toml++'s table answers "not whitespace" for.
+constexpr char32_t kFirstStandIn = 0x4E00;
+constexpr char32_t kLastStandIn = 0x9FFF;
+
+bool isHex(char c) {
+  return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+}
+
+// Marks every stand-in candidate written as a \uXXXX or \UXXXXXXXX escape anywhere in the text
+// (in literal strings and comments too, where it is no escape: more than needed does no harm).
+void markEscapedStandIns(std::string_view text, std::vector<bool>& used) {
+  for (std::size_t i = text.find('\\'); i != std::string_view::npos; i = text.find('\\', i + 1)) {
+    if (i + 1 >= text.size() || (text[i + 1] != 'u' && text[i + 1] != 'U')) continue;
+    const std::size_t digits = text[i + 1] == 'u' ? 4 : 8;
+    if (i + 2 + digits > text.size()) continue;
+    std::uint64_t value = 0;
+    bool hex = true;
+    for (std::size_t k = 0; k < digits && hex; ++k) {
+      const char c = text[i + 2 + k];
+      hex = isHex(c);
+      value = value * 16 + static_cast<std::uint64_t>(c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10);
+    }
+    if (hex && value >= kFirstStandIn && value <= kLastStandIn) used[value - kFirstStandIn] = true;
+  }
+}
+
+bool before(const TomlScreen::Hazard& h, std::size_t line, std::size_t column) {
+  return std::tie(h.line, h.column) < std::tie(line, column);
+}
+
+}  // namespace
+
+bool isTomlHazard(char32_t c) {
+  // toml++ 3.3's test (impl/unicode_autogenerated.h), up to where it has no answer: ranges of
+  // 0x3FA code points from U+00A0, a 64-bit mask of those that hold no whitespace, three single
+  // code points, then a switch over the ranges 5 and 7 whose default is __builtin_unreachable().
+  if (c < 0xA0 || c > 0xFEFF) return false;
+  const std::uint64_t range = (static_cast<std::uint64_t>(c) - 0xA0) / 0x3FA;
+  if (((1ULL << range) & 0x7FFFFFFFFFFFF75EULL) != 0) return false;
+  if (c == 0xA0 || c == 0x3000 || c == 0xFEFF) return false;
+  return range != 5 && range != 7;
+}
+
+Result<TomlScreen> TomlScreen::of(std::string_view text, std::string_view source) {
+  if (auto controls = screenControls(text, source); !controls) {
+    return std::unexpected(controls.error());
+  }
+  TomlScreen screen(text, source);
+  std::vector<bool> used(kLastStandIn - kFirstStandIn + 1);
+  // toml++ skips a byte order mark at the very start; columns count from after it.
+  std::size_t i = text.starts_with("\xEF\xBB\xBF") ? 3 : 0;
+  std::size_t line = 1;
+  std::size_t column = 1;
+  while (i < text.size()) {
+    const CodePoint cp = decodeAt(text, i);
+    if (cp.length == 0) {  // not UTF-8: toml++ stops there with its own error
+      ++i;
+      continue;
+    }
+    if (isTomlHazard(cp.value)) screen.hazards_.push_back({line, column, cp.value});
+    if (cp.value >= kFirstStandIn && cp.value <= kLastStandIn) used[cp.value - kFirstStandIn] = true;
+    if (cp.value == U'\n') {
+      ++line;
+      column = 1;
+    } else {
+      ++column;
+    }
+    i += cp.length;
+  }
+  if (screen.hazards_.empty()) return screen;
+
+  markEscapedStandIns(text, used);
+  const auto free = std::find(used.begin(), used.end(), false);
+  if (free == used.end()) {
+    const Hazard& h = screen.hazards_.front();
+    return fail(Errc::kInvalidArgument,
+                at(source, h.line, h.column) + codePointName(h.value) +
+                    ": the TOML reader cannot take this character here; write it as " +
+                    escapeFor(h.value));
+  }
+  screen.stand_in_ = utf8(kFirstStandIn + static_cast<char32_t>(free - used.begin()));
+
+  screen.copy_.reserve(text.size() + screen.hazards_.size());
+  for (std::size_t k = 0; k < text.size();) {
+    const CodePoint cp = decodeAt(text, k);
+    if (cp.length != 0 && isTomlHazard(cp.value)) {
+      screen.copy_ += screen.stand_in_;
+      k += cp.length;
+    } else {
+      screen.copy_ += text[k++];
+    }
+  }
+  return screen;
+}
+
+Result<std::string> TomlScreen::restored(std::string_view value,
+                                         const toml::source_position& begin) const {
+  std::string out;
+  auto next = std::find_if(hazards_.begin(), hazards_.end(),
+                           [&](const Hazard& h) { return !before(h, begin.line, begin.column); });
+  std::size_t from = 0;
+  for (std::size_t pos = value.find(stand_in_); pos != std::string_view::npos;
+       pos = value.find(stand_in_, from)) {
+    if (next == hazards_.end()) {
+      // Cannot happen: every stand-in in a key or string comes from a hazard at or after where
+      // it begins. Refused rather than guessed.
+      return fail(Errc::kInvalidArgument,
+                  at(source_, begin.line, begin.column) +
+                      "the TOML reader cannot take the non-ASCII characters of this key or "
+                      "string; write them as \\u escapes");
+    }
+    out.append(value.substr(from, pos - from));
+    out += utf8(next->value);
+    ++next;
+    from = pos + stand_in_.size();
+  }
+  out.append(value.substr(from));
+  return out;
+}
+
+Result<void> TomlScreen::restoreNode(toml::node& node) const {
+  if (auto* table = node.as_table()) return restoreTable(*table);
+  if (auto* array = node.as_array()) {
+    for (toml::node& element : *array) {
+      if (auto r = restoreNode(element); !r) return r;
+    }
+    return {};
+  }
+  if (auto* string = node.as_string(); string && string->get().find(stand_in_) != std::string::npos) {
+    auto value = restored(string->get(), string->source().begin);
+    if (!value) return std::unexpected(value.error());
+    string->get() = std::move(*value);
+  }
+  return {};
+}
+
+Result<void> TomlScreen::restoreTable(toml::table& table) const {
+  std::vector<toml::key> renamed;
+  for (auto&& [key, node] : table) {
+    if (auto r = restoreNode(node); !r) return r;
+    if (key.str().find(stand_in_) != std::string_view::npos) renamed.push_back(key);
+  }
+  for (const toml::key& key : renamed) {
+    auto name = restored(key.str(), key.source().begin);
+    if (!name) return std::unexpected(name.error());
+    const auto old = table.find(key.str());
+    if (!table.insert(toml::key(*name, key.source()), std::move(old->second)).second) {
+      return fail(Errc::kInvalidArgument, at(source_, key.source().begin.line,
+                                             key.source().begin.column) +
+                                              "key \"" + *name + "\" is defined more than once");
+    }
+    table.erase(key.str());
+  }
+  return {};
+}
+
+Result<void> TomlScreen::restore(toml::table& root) const {
+  if (hazards_.empty()) return {};
+  return restoreTable(root);
+}
+
+std::string TomlScreen::restoreMessage(std::string_view description, std::size_t line,
+                                       std::size_t column) const {
+  std::string out(description);
+  if (hazards_.empty()) return out;
+  // The hazard at the error, or the nearest before it.
+  auto after = std::find_if(hazards_.begin(), hazards_.end(), [&](const Hazard& h) {
+    return !before(h, line, column) && !(h.line == line && h.column == column);
+  });
+  const Hazard& named = after == hazards_.begin() ? hazards_.front() : *std::prev(after);
+  const std::string original = utf8(named.value);
+  for (std::size_t pos = out.find(stand_in_); pos != std::string::npos;
+       pos = out.find(stand_in_, pos + original.size())) {
+    out.replace(pos, stand_in_.size(), original);
+  }
+  return out;
 }
 
 }  // namespace etcdagent
