@@ -42,9 +42,10 @@ std::string* mutableOf(v1::EnrollKeyUses& uses, KeyUse use) {
 // What the certificate of each use must be good for.
 std::vector<tls::Purpose> purposesOf(KeyUse use) {
   switch (use) {
+    // etcd-server: etcd's gRPC gateway presents it to etcd itself under --client-cert-auth, so
+    // clientAuth too.
     case KeyUse::kApi:
-    case KeyUse::kEtcdPeer: return {tls::Purpose::kServer, tls::Purpose::kClient};
-    // etcd's gRPC gateway presents it to etcd itself under --client-cert-auth: clientAuth too.
+    case KeyUse::kEtcdPeer:
     case KeyUse::kEtcdServer: return {tls::Purpose::kServer, tls::Purpose::kClient};
     case KeyUse::kEtcdClient: return {tls::Purpose::kClient};
   }

@@ -63,9 +63,19 @@ void expectNoSanitizerReport([[maybe_unused]] pid_t pid, [[maybe_unused]] const 
     std::filesystem::rename(path, path + ".reported", ec);
     ADD_FAILURE() << "sanitizer report of child " << pid << " (" << path << "):\n" << report;
   } else if (r.exit_code == ETCD_AGENT_SANITIZER_EXITCODE) {
+    // A report that could not go to its file (a child out of descriptors) is in the child's
+    // stderr: when that went to a file, its end is shown, for a CI log to carry it.
+    std::string shown = err;
+    if (err.starts_with("(in ") && err.ends_with(")")) {
+      if (std::ifstream in(err.substr(4, err.size() - 5)); in) {
+        std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        constexpr std::size_t kTail = 16384;
+        shown += ", ending:\n" + (text.size() > kTail ? text.substr(text.size() - kTail) : text);
+      }
+    }
     ADD_FAILURE() << "child " << pid << " exited " << r.exit_code
                   << ", the sanitizers' exit code: its report is in its stderr:\n"
-                  << err;
+                  << shown;
   }
 #endif
 }
