@@ -157,7 +157,9 @@ Result<TomlScreen> TomlScreen::of(std::string_view text, std::string_view source
       continue;
     }
     if (isTomlHazard(cp.value)) screen.hazards_.push_back({line, column, cp.value});
-    if (cp.value >= kFirstStandIn && cp.value <= kLastStandIn) used[cp.value - kFirstStandIn] = true;
+    if (cp.value >= kFirstStandIn && cp.value <= kLastStandIn) {
+      used[cp.value - kFirstStandIn] = true;
+    }
     if (cp.value == U'\n') {
       ++line;
       column = 1;
@@ -195,8 +197,9 @@ Result<TomlScreen> TomlScreen::of(std::string_view text, std::string_view source
 Result<std::string> TomlScreen::restored(std::string_view value,
                                          const toml::source_position& begin) const {
   std::string out;
-  auto next = std::find_if(hazards_.begin(), hazards_.end(),
-                           [&](const Hazard& h) { return !before(h, begin.line, begin.column); });
+  auto next = std::partition_point(hazards_.begin(), hazards_.end(), [&](const Hazard& h) {
+    return before(h, begin.line, begin.column);
+  });
   std::size_t from = 0;
   for (std::size_t pos = value.find(stand_in_); pos != std::string_view::npos;
        pos = value.find(stand_in_, from)) {
@@ -225,7 +228,8 @@ Result<void> TomlScreen::restoreNode(toml::node& node) const {
     }
     return {};
   }
-  if (auto* string = node.as_string(); string && string->get().find(stand_in_) != std::string::npos) {
+  if (auto* string = node.as_string();
+      string && string->get().find(stand_in_) != std::string::npos) {
     auto value = restored(string->get(), string->source().begin);
     if (!value) return std::unexpected(value.error());
     string->get() = std::move(*value);
@@ -244,9 +248,9 @@ Result<void> TomlScreen::restoreTable(toml::table& table) const {
     if (!name) return std::unexpected(name.error());
     const auto old = table.find(key.str());
     if (!table.insert(toml::key(*name, key.source()), std::move(old->second)).second) {
-      return fail(Errc::kInvalidArgument, at(source_, key.source().begin.line,
-                                             key.source().begin.column) +
-                                              "key \"" + *name + "\" is defined more than once");
+      return fail(Errc::kInvalidArgument,
+                  at(source_, key.source().begin.line, key.source().begin.column) + "key \"" +
+                      *name + "\" is defined more than once");
     }
     table.erase(key.str());
   }
@@ -263,8 +267,8 @@ std::string TomlScreen::restoreMessage(std::string_view description, std::size_t
   std::string out(description);
   if (hazards_.empty()) return out;
   // The hazard at the error, or the nearest before it.
-  auto after = std::find_if(hazards_.begin(), hazards_.end(), [&](const Hazard& h) {
-    return !before(h, line, column) && !(h.line == line && h.column == column);
+  auto after = std::partition_point(hazards_.begin(), hazards_.end(), [&](const Hazard& h) {
+    return before(h, line, column) || (h.line == line && h.column == column);
   });
   const Hazard& named = after == hazards_.begin() ? hazards_.front() : *std::prev(after);
   const std::string original = utf8(named.value);
