@@ -1,5 +1,6 @@
 #include "fleetctl/input/go_scanner.hpp"
 
+#include "common/encoding.hpp"
 #include "fleetctl/input/go_text.hpp"
 
 namespace etcdagent::fleet {
@@ -54,7 +55,7 @@ std::expected<std::string, ScanError> GoScanner::quoted() {
     std::size_t w = 0;
     const char32_t r = decodeRune(in_, pos_, &w);
     pos_ += w;
-    appendRune(buf, r);
+    appendUtf8(buf, r);
     if (quote == '`') {
       if (r == '`') return buf.substr(1, buf.size() - 2);
       continue;

@@ -17,9 +17,6 @@ namespace etcdagent::fleet {
 // of width 1 (as Go's decoders do).
 char32_t decodeRune(std::string_view s, std::size_t i, std::size_t* width);
 
-// Appends `r` as UTF-8.
-void appendRune(std::string& out, char32_t r);
-
 // unicode.IsSpace (and fmt's scanner, which uses the same set).
 bool isGoSpace(char32_t r);
 

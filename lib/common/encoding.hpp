@@ -11,6 +11,9 @@
 
 namespace etcdagent {
 
+// Appends the code point `c` (at most U+10FFFF) as UTF-8.
+void appendUtf8(std::string& out, char32_t c);
+
 std::string base64Encode(std::string_view bytes);
 Result<std::string> base64Decode(std::string_view text);
 

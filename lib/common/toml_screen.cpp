@@ -6,6 +6,8 @@
 #include <tuple>
 #include <utility>
 
+#include "common/encoding.hpp"
+
 namespace etcdagent {
 namespace {
 
@@ -39,19 +41,9 @@ CodePoint decodeAt(std::string_view s, std::size_t i) {
   return {value, n};
 }
 
-// Only for the code points this file writes: the stand-ins and the hazards (all below U+10000).
 std::string utf8(char32_t c) {
   std::string out;
-  if (c < 0x80) {
-    out += static_cast<char>(c);
-  } else if (c < 0x800) {
-    out += static_cast<char>(0xC0U | (c >> 6U));
-    out += static_cast<char>(0x80U | (c & 0x3FU));
-  } else {
-    out += static_cast<char>(0xE0U | (c >> 12U));
-    out += static_cast<char>(0x80U | ((c >> 6U) & 0x3FU));
-    out += static_cast<char>(0x80U | (c & 0x3FU));
-  }
+  appendUtf8(out, c);
   return out;
 }
 

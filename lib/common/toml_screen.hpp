@@ -65,7 +65,7 @@ class TomlScreen {
   std::string_view original_;
   std::string source_;
   std::string copy_;
-  std::string stand_in_;  // UTF-8
+  std::string stand_in_;         // UTF-8
   std::vector<Hazard> hazards_;  // in document order
 };
 

@@ -67,8 +67,9 @@ void expectNoSanitizerReport([[maybe_unused]] pid_t pid, [[maybe_unused]] const 
     // stderr: when that went to a file, its end is shown, for a CI log to carry it.
     std::string shown = err;
     if (err.starts_with("(in ") && err.ends_with(")")) {
-      if (std::ifstream in(err.substr(4, err.size() - 5)); in) {
-        std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      if (std::ifstream stderr_file(err.substr(4, err.size() - 5)); stderr_file) {
+        std::string text((std::istreambuf_iterator<char>(stderr_file)),
+                         std::istreambuf_iterator<char>());
         constexpr std::size_t kTail = 16384;
         shown += ", ending:\n" + (text.size() > kTail ? text.substr(text.size() - kTail) : text);
       }

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "common/encoding.hpp"
+
 namespace etcdagent::fleet {
 namespace {
 
@@ -37,7 +39,7 @@ TEST(DecodeRune, InvalidBytesAreReplacementCharactersOfWidthOne) {
 TEST(AppendRune, EncodesWhatDecodeRuneReads) {
   for (char32_t r : {char32_t{0x41}, char32_t{0xE9}, char32_t{0x3000}, char32_t{0x1F600}}) {
     std::string s;
-    appendRune(s, r);
+    appendUtf8(s, r);
     std::size_t width = 0;
     EXPECT_EQ(decodeRune(s, 0, &width), r);
     EXPECT_EQ(width, s.size());

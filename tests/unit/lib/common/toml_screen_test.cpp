@@ -62,8 +62,7 @@ TEST(TomlScreen, KeysAndStringsKeepTheirCharacters) {
   EXPECT_EQ(root["e"][0].value_or(std::string()), "\xd0\x96");
   EXPECT_EQ(root["e"][1]["\xce\xbb"].value_or(std::string()), "\xef\xac\xb0");
   EXPECT_EQ(root["k\xc3\xa9y"].value_or(0), 1);
-  EXPECT_EQ(root["t"]["\xc3\xa9t\xc3\xa9"]["\xd0\xb6"].value_or(std::string()),
-            "\xc3\xa9\xc3\xa9");
+  EXPECT_EQ(root["t"]["\xc3\xa9t\xc3\xa9"]["\xd0\xb6"].value_or(std::string()), "\xc3\xa9\xc3\xa9");
   // A renamed key keeps where it was written, for the checkers' messages.
   const toml::table* t = root["t"].as_table();
   ASSERT_NE(t, nullptr);
@@ -132,9 +131,10 @@ TEST(TomlScreen, RefusesControlCharactersEverywhere) {
 }
 
 TEST(TomlScreen, LeavesInvalidUtf8AndAByteOrderMarkToTheParser) {
-  auto bom = parseToml("\xef\xbb\xbf"
-                       "a = \"\xc3\xa9\"\n",
-                       "f.toml");
+  auto bom = parseToml(
+      "\xef\xbb\xbf"
+      "a = \"\xc3\xa9\"\n",
+      "f.toml");
   ASSERT_TRUE(bom) << bom.error().message;
   EXPECT_EQ((*bom)["a"].value_or(std::string()), "\xc3\xa9");
   EXPECT_THAT(parseError("a = 1\n\xff\xfe \xc3\xa9"),
