@@ -77,8 +77,9 @@ def units(root, build):
             continue
         h = hashlib.sha256()
         # -Werror only turns GCC's warnings into errors (./dev test builds with it, ./dev build
-        # without): it changes nothing clang-tidy reports.
-        command = re.sub(r"\s-Werror(?=\s)", "", command)
+        # without), and -g only says how much debug information to emit: neither changes what
+        # clang-tidy reports.
+        command = re.sub(r"\s(-Werror|-g[0-9]?)(?=\s)", "", command)
         h.update(command.replace(build, "@BUILD@").replace(root, "@ROOT@").encode())
         for dep in sorted(set(headers) | {source}):
             if dep.startswith(build + os.sep):
