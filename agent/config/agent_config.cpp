@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "agent/config/listen_address.hpp"
 #include "common/file_util.hpp"
 #include "common/toml_reader.hpp"
 
@@ -107,6 +108,7 @@ void readOthers(TomlChecker& check, const toml::table& root, AgentConfig& cfg) {
   cluster.string("token", cfg.cluster.token);
   cluster.rejectUnknown();
   TomlSection agent(check, tableOf(root, "agent"), "agent");
+  cfg.agent.api_listen = formatHostPort(cfg.member.advertise_host, kDefaultApiPort);
   agent.string("api_listen", cfg.agent.api_listen);
   agent.string("http_listen", cfg.agent.http_listen);
   agent.string("api_socket", cfg.agent.api_socket);

@@ -22,6 +22,7 @@ inline constexpr std::string_view kDefaultConfigPath = "/etc/etcd-agent/agent.to
 // etcd-agent.service, /run/etcd-agent/NAME for etcd-agent@NAME) or this one.
 inline constexpr std::string_view kDefaultRuntimeDir = "/run/etcd-agent";
 inline constexpr std::string_view kApiSocketName = "api.sock";
+inline constexpr int kDefaultApiPort = 2378;
 
 struct MemberConfig {
   std::string name;  // default: the host name
@@ -38,6 +39,8 @@ struct ClusterConfig {
 struct AgentSection {
   // The gRPC agent API. What it serves there is decided at start (agent/enroll/api_mode.hpp):
   // mutual TLS once enrolled, enrollment while a token waits, else nothing until a token comes.
+  // Default: the member's advertise_host, port kDefaultApiPort (parseAgentConfig), so that on a
+  // real host the fleet reaches the agent where it reaches the member.
   std::string api_listen = "127.0.0.1:2378";
   std::string http_listen = "127.0.0.1:2377";  // discovery endpoint, /metrics, /healthz
   // The agent API on a Unix socket (0660, the agent's group), for local callers identified by

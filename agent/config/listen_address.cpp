@@ -37,6 +37,11 @@ std::optional<HostPort> parseHostPort(std::string_view listen) {
   return hp;
 }
 
+std::string formatHostPort(std::string_view host, int port) {
+  const std::string h(host);
+  return (h.find(':') != std::string::npos ? "[" + h + "]" : h) + ":" + std::to_string(port);
+}
+
 bool isIpAddress(std::string_view host) {
   const std::string h(host);
   in_addr a4{};

@@ -16,6 +16,8 @@ struct HostPort {
 
 // "HOST:PORT" or "[IPv6]:PORT" with PORT 0..65535; nullopt when it is not of that form.
 std::optional<HostPort> parseHostPort(std::string_view listen);
+// The inverse: "HOST:PORT", "[IPv6]:PORT" for a host with a ':'.
+std::string formatHostPort(std::string_view host, int port);
 
 bool isIpAddress(std::string_view host);
 // 0.0.0.0, ::, or no host at all: every address of the machine.

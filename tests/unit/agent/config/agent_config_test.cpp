@@ -35,6 +35,29 @@ TEST(AgentConfig, EmptyFileGivesTheDocumentedDefaults) {
   EXPECT_EQ(cfg->statePath(), "/var/lib/etcd-agent/host1/state.json");
 }
 
+// On a real host the operator names the member's address once: the agent API listens there too
+// (secure by default: over TLS only), unless api_listen says otherwise.
+TEST(AgentConfig, TheApiListensOnTheAdvertisedAddressByDefault) {
+  auto cfg = parse("[member]\nadvertise_host = \"192.0.2.1\"\n");
+  ASSERT_TRUE(cfg) << cfg.error().message;
+  EXPECT_EQ(cfg->agent.api_listen, "192.0.2.1:2378");
+  auto v6 = parse("[member]\nadvertise_host = \"::1\"\n[agent]\ninsecure = true\n");
+  ASSERT_TRUE(v6) << v6.error().message;
+  EXPECT_EQ(v6->agent.api_listen, "[::1]:2378");
+  auto given = parse(
+      "[member]\nadvertise_host = \"192.0.2.1\"\n[agent]\napi_listen = "
+      "\"127.0.0.1:2400\"\n");
+  ASSERT_TRUE(given) << given.error().message;
+  EXPECT_EQ(given->agent.api_listen, "127.0.0.1:2400");
+  // insecure needs a loopback API: the default on a network address is refused, and says so.
+  std::string e = errorOf("[member]\nadvertise_host = \"192.0.2.1\"\n[agent]\ninsecure = true\n");
+  EXPECT_NE(e.find("agent.api_listen (not set, the default): insecure serves the agent API in "
+                   "plaintext"),
+            std::string::npos)
+      << e;
+  EXPECT_NE(e.find("\"192.0.2.1:2378\""), std::string::npos) << e;
+}
+
 TEST(AgentConfig, ReadsEveryKey) {
   auto cfg = parse(R"(
 [member]
