@@ -1,15 +1,20 @@
 #!/usr/bin/env bash
-# End to end, the way users meet the product: four systemd-booted test hosts (m1..m4 on
-# 127.0.0.11-14, see hosts.sh), `apt install etcd-agent` from the locally built apt repository on
-# each, then from outside `etcd-fleet bootstrap`, `systemctl status`, put/get through the
-# inventory, power loss of m2 and `etcd-fleet member replace m2 --with 127.0.0.14`, m2 booting
-# again, and `systemd-analyze security`.
+# End to end, the way users meet the product, on separate hosts: four systemd-booted test hosts
+# (hosts.sh), each in a network namespace of its own (netns.sh: m1..m4 on 192.0.2.1-4, its own
+# 127.0.0.1, no default route), and the operator's machine in a fifth (192.0.2.100), where
+# etcd-fleet runs. `apt install etcd-agent` from the locally built apt repository on each host,
+# with an agent.toml that names only the member and its address; the fleet CA and an enrollment
+# token; then from the operator's namespace `etcd-fleet bootstrap --hosts 192.0.2.1,192.0.2.2,
+# 192.0.2.3` (TLS by default: plaintext and certless clients refused), `systemctl status`,
+# put/get through the inventory, power loss of m2 and `etcd-fleet member replace m2 --with
+# 192.0.2.4`, m2 booting again, and `systemd-analyze security`. Nothing outside the namespaces
+# ever talks to 192.0.2.x.
 #
-# Usage (as root): hosts_test.sh BUILD_DIR. Exit 77 (skipped) without root or systemd-nspawn.
-# Every wait is bounded; every host is torn down by its recorded PIDs on exit, also on failure.
-# Environment: E2E_FIRST_HOST (default 11: the hosts are 127.0.0.11-14), E2E_PACKAGE_SCRIPT
-# (default scripts/package.sh BUILD_DIR OUT_DIR). Lines starting with FINDING: report behaviour
-# that works but should be better; EXPOSURE: is systemd-analyze's score of the shipped unit.
+# Usage (as root): hosts_test.sh BUILD_DIR. Exit 77 (skipped) without root, systemd-nspawn or
+# network namespaces. Every wait is bounded; every host is torn down by its recorded PIDs on exit,
+# also on failure, and the namespaces are deleted. Environment: E2E_PACKAGE_SCRIPT (default
+# scripts/package.sh BUILD_DIR OUT_DIR). Lines starting with FINDING: report behaviour that works
+# but should be better; EXPOSURE: is systemd-analyze's score of the shipped unit.
 set -eEuo pipefail
 
 BUILD=$(cd "${1:?usage: hosts_test.sh BUILD_DIR}" && pwd)
@@ -22,16 +27,22 @@ if ! command -v systemd-nspawn >/dev/null; then
   echo "SKIP: systemd-nspawn is missing (apt-get install systemd-container)"
   exit 77
 fi
+if ! command -v ip >/dev/null || ! unshare --net true 2>/dev/null; then
+  echo "SKIP: cannot create network namespaces here (iproute2, unshare --net)"
+  exit 77
+fi
 
+HOSTS_NETWORK=netns
 # shellcheck source=hosts.sh
 source "$SRC/tests/e2e/hosts.sh"
+# shellcheck source=netns.sh
+source "$SRC/tests/e2e/netns.sh"
 
 NAMES=(m1 m2 m3 m4)
-# mN is on 127.0.0.(10 + N), the addresses the issue names. E2E_FIRST_HOST moves them (e.g. 111:
-# 127.0.0.111-114) for a developer whose machine runs other programs on those default ports.
-FIRST=${E2E_FIRST_HOST:-11}
+# mN is on 192.0.2.N in a namespace of its own; the operator (etcd-fleet, etcdctl) in "op".
 declare -A ADDR
-for i in 1 2 3 4; do ADDR[m$i]=127.0.0.$((FIRST + i - 1)); done
+for i in 1 2 3 4; do ADDR[m$i]=192.0.2.$i; done
+OP_INDEX=100
 T0=$(date +%s.%N)
 STEP_T0=$T0
 
@@ -60,14 +71,16 @@ show() {
   printf '$ %s\n' "$*" >&2
   "$@"
 }
-# etcd-fleet as the operator runs it from their machine. XDG_CONFIG_HOME puts the operator's
-# default inventory (~/.config/etcd-fleet/fleet.toml) in the test's temp dir, so the commands
-# below are the literal ones of the issue (no --fleet, no --endpoints) and the machine's real
-# ~/.config is never touched.
+# etcd-fleet as the operator runs it from their machine: in the operator's namespace.
+# XDG_CONFIG_HOME puts the operator's default inventory (~/.config/etcd-fleet/fleet.toml) in the
+# test's temp dir, so the commands below are the literal ones of the issue (no --fleet, no
+# --endpoints) and the machine's real ~/.config is never touched.
 fleet() {
-  env -u ETCDCTL_ENDPOINTS -u ETCD_FLEET_ENDPOINTS XDG_CONFIG_HOME="$HOSTS_DIR/operator" \
-    "$FLEET" "$@"
+  netns_run op env -u ETCDCTL_ENDPOINTS -u ETCD_FLEET_ENDPOINTS \
+    XDG_CONFIG_HOME="$HOSTS_DIR/operator" "$FLEET" "$@"
 }
+# A TCP connection from the operator's namespace to ADDR:PORT.
+op_connects() { netns_run op bash -c "exec 3<>/dev/tcp/$1/$2" 2>/dev/null; }
 # Retries CMD (its output discarded) every 0.5 s until it succeeds, at most SECONDS seconds.
 wait_for() {
   local what=$1 seconds=$2 i t0
@@ -92,6 +105,9 @@ voters() { fleet member list | awk -F', ' '$6 == "false" { print $3 }' | sort | 
 
 # Within ctest's TIMEOUT (900 s), so that the teardown always runs.
 hosts_init "${E2E_DEADLINE:-840}"
+netns_init || die "creating the test network failed"
+for i in 1 2 3 4; do netns_add "m$i" "$i" || die "netns_add m$i failed"; done
+netns_add op "$OP_INDEX" || die "netns_add op failed"
 mkdir -p "$HOSTS_DIR/dist" "$HOSTS_DIR/operator" "$HOSTS_DIR/bin"
 # The operator's etcd-fleet: a copy, so that a rebuild of the build tree during the test cannot
 # swap the binary under it.
@@ -104,30 +120,17 @@ step "0. packages: $(basename "$PACKAGE_SCRIPT") $BUILD DIST"
   { cat "$HOSTS_DIR/package.log" >&2; die "building the packages failed"; }
 ls "$HOSTS_DIR"/dist/etcd-agent_*_amd64.deb "$HOSTS_DIR/dist/apt/Packages" >&2
 
-# Fixed ports on the hosts' own addresses (the defaults users get): refuse to start over another
-# program's.
-for name in "${NAMES[@]}"; do
-  for port in 2377 2378 2379 2380; do
-    if (exec 3<>"/dev/tcp/${ADDR[$name]}/$port") 2>/dev/null; then
-      die "${ADDR[$name]}:$port is in use; stop whatever listens there (ss -ltnp) and retry"
-    fi
-  done
-done
-
 step "0. boot ${NAMES[*]} in parallel (one shared lower layer: /)"
 HOSTS_NSPAWN_ARGS=("--bind-ro=$HOSTS_DIR/dist/apt:/debs")
 # m4 boots with Debian's etcd.service as the machine has it (enabled by etcd-server: a member of
-# its own on 127.0.0.1:2379): the package must stop and disable it. Only one host may run it, the
-# hosts share one network namespace.
+# its own on its 127.0.0.1:2379): the package must stop and disable it.
 host_start m4 --unmask etcd.service
 for name in m1 m2 m3; do host_start "$name"; done
 for name in "${NAMES[@]}"; do host_wait "$name"; done
 
 # The host-specific agent.toml is in place before the package arrives, as configuration
 # management would lay it down: the agent that the package's postinst starts then listens on the
-# host's own address at once. (Writing it after the install and restarting would first start four
-# agents on the package default 127.0.0.1:2378 in one shared network namespace: three of them
-# would fail to bind.) dpkg is told to keep an existing config file (force-confold, the
+# host's own address at once (agent.api_listen follows member.advertise_host). dpkg is told to keep an existing config file (force-confold, the
 # non-interactive answer to its conffile question) and puts the package's version beside it as
 # agent.toml.dpkg-dist. Only the local repository is configured: the host's other apt sources are
 # moved aside inside its overlay, so nothing reaches the network. The machine image may carry
@@ -144,13 +147,10 @@ install_host() {
     echo force-confold > /etc/dpkg/dpkg.cfg.d/keep-local-config
     rm -f /usr/sbin/policy-rc.d
     cat > /etc/etcd-agent/agent.toml <<EOF
-# This host's member: its own loopback address (the test hosts share one network namespace).
+# This host's member and the address peers, clients and etcd-fleet reach it on.
 [member]
 name = \"$name\"
 advertise_host = \"$addr\"
-[agent]
-api_listen = \"$addr:2378\"
-http_listen = \"$addr:2377\"
 EOF
     echo '\$ apt-get update'
     apt-get update
@@ -236,8 +236,9 @@ show fleet endpoint health >&2 || die "not every member is healthy after the boo
 fleet member list | grep -q "https://${ADDR[m1]}:2380" || die "m1's peer URL is not https"
 ! fleet --endpoints "${ADDR[m1]}:2379" --dial-timeout 2s get k >/dev/null 2>&1 ||
   die "m1 answered a plaintext client"
-! etcdctl --endpoints "https://${ADDR[m1]}:2379" --cacert "$HOSTS_DIR/operator/etcd-fleet/pki/ca.crt" \
-  --dial-timeout 2s --command-timeout 3s get k >/dev/null 2>&1 ||
+! netns_run op etcdctl --endpoints "https://${ADDR[m1]}:2379" \
+  --cacert "$HOSTS_DIR/operator/etcd-fleet/pki/ca.crt" --dial-timeout 2s --command-timeout 3s \
+  get k >/dev/null 2>&1 ||
   die "m1 answered a client without a certificate"
 
 step "2. in each host: systemctl status etcd-agent; journalctl -u etcd-agent"
@@ -278,9 +279,8 @@ for i in 2 3 4 5; do fleet put "k-before-$i" "v$i" >/dev/null || die "put k-befo
 step "4. power m2 off (systemctl poweroff inside it); write while it is down"
 show host_poweroff m2 || die "m2 did not power off"
 ! host_alive m2 || die "m2 is still running after poweroff"
-if (exec 3<>"/dev/tcp/${ADDR[m2]}/2379") 2>/dev/null; then
-  ss -ltnp "src ${ADDR[m2]}" >&2 || true
-  die "${ADDR[m2]}:2379 still answers after m2's poweroff (a process outside the test hosts?)"
+if op_connects "${ADDR[m2]}" 2379; then
+  die "${ADDR[m2]}:2379 still answers after m2's poweroff"
 fi
 # The two members left are a quorum of three: writes go on through the same inventory.
 for i in 1 2 3 4 5; do
@@ -380,9 +380,8 @@ else
   fi
 fi
 # Either way the agent is then idle, waiting for a plan: ready for a new member.
-wait_for "m2: the wiped agent waits for a bootstrap plan" 30 \
-  sh -c "XDG_CONFIG_HOME='$HOSTS_DIR/operator' '$FLEET' agent status --host ${ADDR[m2]} |
-         grep -F 'waiting for a bootstrap plan'"
+m2_waits_for_plan() { fleet agent status --host "${ADDR[m2]}" | grep -F 'waiting for a bootstrap plan'; }
+wait_for "m2: the wiped agent waits for a bootstrap plan" 30 m2_waits_for_plan
 show fleet agent status --host "${ADDR[m2]}" >&2
 [ "$(voters)" = m1,m3,m4 ] || die "voters changed while m2 was wiped: '$(voters)'"
 # The wiped agent takes a new member: m2 joins again (learner, then promoted), with every key.
