@@ -2,22 +2,19 @@
 
 #include <string>
 
+#include "common/strings.hpp"
+
 namespace etcdagent::agent {
 namespace {
 
 // "m1=http://h1:2380,m2=http://h2:2380" -> "m1=https://h1:2380,m2=https://h2:2380".
 std::string httpsPeers(const std::string& initial_cluster) {
+  if (initial_cluster.empty()) return {};
   std::string out;
-  std::size_t start = 0;
-  while (start < initial_cluster.size()) {
-    auto comma = initial_cluster.find(',', start);
-    if (comma == std::string::npos) comma = initial_cluster.size();
-    std::string entry = initial_cluster.substr(start, comma - start);
-    if (auto eq = entry.find("=http://"); eq != std::string::npos) {
+  for (std::string entry : splitComma(initial_cluster)) {
+    if (auto eq = entry.find("=http://"); eq != std::string::npos)
       entry.replace(eq + 1, 4, "https");
-    }
     out += (out.empty() ? "" : ",") + entry;
-    start = comma + 1;
   }
   return out;
 }

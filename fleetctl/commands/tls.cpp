@@ -1,11 +1,8 @@
 // tls enable: the adapter of lib/fleet/tls_enable.hpp. Ctrl-C stops the flow between calls (exit
 // 5); the journal in the inventory keeps the progress, and running the command again resumes it.
 
-#include <stop_token>
-
 #include "fleet/fleet_trust.hpp"
 #include "fleet/tls_enable.hpp"
-#include "fleetctl/cli/interrupt.hpp"
 #include "fleetctl/commands/commands.hpp"
 #include "fleetctl/commands/fleet_io.hpp"
 #include "fleetctl/commands/util.hpp"
@@ -34,14 +31,10 @@ CommandResult runTlsEnable(Context& ctx) {
   if (!inventory) return commandError(inventory.error());
   auto pki = fleetPkiIfAny(ctx.global().fleet_path);
   if (!pki) return commandError(pki.error());
-  InterruptGuard guard;  // before any gRPC thread starts, so they inherit the blocked signals
-  std::stop_source stop;
-  guard.onInterrupt([&stop] { stop.request_stop(); });
-  StreamProgress progress(ctx.out(), ctx.err(), "warning: ");
-  auto seams = FleetSeams::open(ctx, progress, stop.get_token());
-  if (!seams) return commandError(seams.error());
+  auto fleet = InterruptibleFleet::open(ctx);
+  if (!fleet) return commandError(fleet.error());
   const std::string token = inventory->cluster_token;
-  auto done = enableTls((*seams)->env(), {.inventory = std::move(*inventory),
+  auto done = enableTls((*fleet)->env(), {.inventory = std::move(*inventory),
                                           .fleet_ca = pki->has_value(),
                                           .member_timeout = ctx.flags().getDuration("timeout")});
   if (!done) return flowError(done.error());

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <set>
 
+#include "common/strings.hpp"
+
 namespace etcdagent::fleet {
 namespace {
 
@@ -13,18 +15,6 @@ bool contains(const std::vector<std::string>& list, const std::string& name) {
 std::string joined(const std::vector<std::string>& names) {
   std::string out;
   for (const auto& n : names) out += (out.empty() ? "" : ",") + n;
-  return out;
-}
-
-std::vector<std::string> splitNames(const std::string& csv) {
-  std::vector<std::string> out;
-  std::size_t start = 0;
-  while (start < csv.size()) {
-    auto comma = csv.find(',', start);
-    if (comma == std::string::npos) comma = csv.size();
-    out.push_back(csv.substr(start, comma - start));
-    start = comma + 1;
-  }
   return out;
 }
 
@@ -118,11 +108,12 @@ Result<TlsJournal> tlsJournalFromMap(const std::map<std::string, std::string>& t
   } else {
     return bad("phase", "is \"" + phase + "\", expected peer-ready or https");
   }
-  j.done = splitNames(get("done"));
+  const std::string done = get("done");
+  if (!done.empty()) j.done = splitComma(done);
   std::set<std::string> seen;
   for (const auto& n : j.done) {
     if (n.empty() || !seen.insert(n).second)
-      return bad("done", "is \"" + get("done") + "\", expected distinct member names");
+      return bad("done", "is \"" + done + "\", expected distinct member names");
   }
   const std::string clients = get("clients");
   if (clients != "http" && clients != "https")
