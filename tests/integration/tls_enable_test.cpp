@@ -1,8 +1,9 @@
 // etcd-fleet tls enable with real agents and real etcd: a plaintext cluster formed by agents that
 // were enrolled afterwards (every cluster formed before TLS by default) is converted to TLS while
 // a client writes to it through the fleet inventory, with the conversion killed half way and run
-// again. No write fails, every acknowledged write is on every member afterwards, the member list
-// and the inventory are https only, and plaintext or certificate-less clients are refused.
+// again (and an agent restarted in between). No write fails, every acknowledged write is on every
+// member afterwards, the member list and the inventory are https only, and plaintext or
+// certificate-less clients are refused.
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -161,6 +162,33 @@ TEST(TlsEnable, ConvertsAPlaintextFleetOnlineWithoutAFailedWriteAndResumesAfterA
   ASSERT_TRUE(journal && *journal);
   EXPECT_FALSE((*journal)->tls.empty()) << "the journal keeps the progress";
   const int acked_at_kill = writes.acked();
+
+  // An agent restarted in the middle starts its member at the step state.json records: a member
+  // still at peer-ready comes back plaintext with its peer certificate, healthy, in the cluster.
+  AgentHarness* peer_ready = nullptr;
+  for (std::size_t i = 0; i < h.size() && peer_ready == nullptr; ++i) {
+    auto s = h.agent(i).localClient().status();
+    ASSERT_TRUE(s) << s.error().message;
+    if (s->tls_stage() == v1::TLS_STAGE_PEER_READY) peer_ready = &h.agent(i);
+  }
+  ASSERT_NE(peer_ready, nullptr) << "after step 5/8 two members are peer-ready";
+  peer_ready->stop();
+  const std::size_t log_before = readText(peer_ready->logPath()).size();
+  peer_ready->start();
+  v1::AgentStatus back;
+  EXPECT_TRUE(eventually([&] {
+    auto local = AgentClient::connect("unix:" + peer_ready->socketPath(), 2s);
+    if (!local) return false;
+    auto s = local->status();
+    if (s) back = *s;
+    return s && s->healthy() && s->phase() == v1::MEMBER_PHASE_RUNNING;
+  })) << back.DebugString()
+      << readText(peer_ready->logPath());
+  EXPECT_EQ(back.tls_stage(), v1::TLS_STAGE_PEER_READY);
+  // The restarted agent's own start of etcd (its log is appended to) has the stage's flags.
+  const std::string restarted = readText(peer_ready->logPath()).substr(log_before);
+  EXPECT_THAT(restarted, HasSubstr("--peer-cert-file=" + peer_ready->pkiDir() + "/etcd-peer.crt"));
+  EXPECT_THAT(restarted, HasSubstr("--listen-peer-urls=http://"));
 
   auto second = h.fleet({"tls", "enable"}, 240s);
   ASSERT_EQ(second.exit_code, 0) << second.out << second.err;
