@@ -12,6 +12,7 @@
 // again. Every call is recorded in `calls` ("127.0.0.12:2378 applyPlan", "cluster addLearner").
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -225,6 +226,8 @@ class FakeFleet {
   }
   // The member that leads while it is up (else the first voter up), as a test sets it.
   std::optional<std::uint64_t> leader;
+  // Runs (under the lock) after an agent took a TLS step, for faults that follow one.
+  std::function<void(FakeHost&)> after_tls_step;
 
   // A plan taken by an agent: its etcd starts, and comes up when the cluster lets it.
   void applyLocked(FakeHost& h, const v1::Plan& plan) {
@@ -400,6 +403,7 @@ class FakeAgent final : public fleet::AgentApi {
       for (auto& m : fleet_.members_) {
         if (m.id == h.member_id) m.client_url = h.clientUrl();
       }
+      if (fleet_.after_tls_step) fleet_.after_tls_step(h);
       return fleet_.statusLocked(h);
     });
   }

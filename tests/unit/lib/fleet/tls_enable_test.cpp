@@ -230,6 +230,32 @@ TEST_F(TlsEnable, AMemberWhoseEtcdKeepsExitingStopsTheFlowWithItsReason) {
   EXPECT_EQ(hosts[2]->restarts, 0U);
 }
 
+// A member lost in the middle: the next restart would leave one of three voters, so the flow
+// waits for it (up to --timeout), then stops before touching another member, journal kept.
+TEST_F(TlsEnable, AMemberLostMidwayStopsTheFlowBeforeTheNextRestart) {
+  w.fleet.after_tls_step = [&](FakeHost& h) {
+    if (h.member_name == "m2") hosts[2]->started = false;  // m3's etcd dies meanwhile
+  };
+  auto r = enable();
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, Errc::kFailedPrecondition);
+  EXPECT_NE(r.error().message.find("step 3/8"), std::string::npos) << r.error().message;
+  EXPECT_NE(r.error().message.find("not every member was healthy within 2m0s"), std::string::npos)
+      << r.error().message;
+  EXPECT_NE(r.error().message.find("(not healthy: m3)"), std::string::npos) << r.error().message;
+  EXPECT_EQ(steps(), std::vector<std::string>{"m2"}) << "no other member was restarted";
+  auto journal = fleet::tlsJournalFromMap(w.inventory().tls, w.inventoryPath());
+  ASSERT_TRUE(journal);
+  EXPECT_EQ(journal->done, std::vector<std::string>{"m2"});
+
+  // Back again, the same command finishes.
+  w.fleet.after_tls_step = nullptr;
+  hosts[2]->started = true;
+  auto again = enable();
+  ASSERT_TRUE(again) << again.error().message;
+  expectConverted();
+}
+
 TEST_F(TlsEnable, AStopRequestEndsTheFlowAsInterruptedWithTheJournalKept) {
   w.stop.request_stop();
   auto r = enable();
