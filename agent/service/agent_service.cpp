@@ -234,6 +234,23 @@ grpc::Status AgentService::SetAutostart(grpc::ServerContext* ctx,
   return grpc::Status::OK;
 }
 
+grpc::Status AgentService::SetMemberTls(grpc::ServerContext* ctx,
+                                        const v1::SetMemberTlsRequest* req,
+                                        v1::SetMemberTlsResponse* out) {
+  if (auto s = allowMutation(ctx, "SetMemberTls"); !s.ok()) return s;
+  if (auto s = asStatus(validate(*req)); !s.ok()) return s;
+  const bool enrolled = ValidationContext::forAgent(supervisor_.config()).enrolled;
+  // Stopping etcd may take the stop timeout (15 s) before it starts again.
+  return onLoop<v1::AgentStatus>(
+      io_, 60s,
+      [this, request = *req, enrolled](Done done) {
+        supervisor_.setMemberTls(request, enrolled, [this, done](Result<void> r) {
+          done(r ? grpc::Status::OK : toStatus(r.error()), agentStatus(supervisor_.view()));
+        });
+      },
+      out->mutable_status());
+}
+
 grpc::Status AgentService::NewDiscoveryToken(grpc::ServerContext* ctx,
                                              const v1::NewDiscoveryTokenRequest* req,
                                              v1::NewDiscoveryTokenResponse* out) {

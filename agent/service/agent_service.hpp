@@ -53,6 +53,8 @@ class AgentService final : public v1::Agent::Service {
                             v1::RemoveMemberResponse*) override;
   grpc::Status SetAutostart(grpc::ServerContext*, const v1::SetAutostartRequest*,
                             v1::SetAutostartResponse*) override;
+  grpc::Status SetMemberTls(grpc::ServerContext*, const v1::SetMemberTlsRequest*,
+                            v1::SetMemberTlsResponse*) override;
   grpc::Status NewDiscoveryToken(grpc::ServerContext*, const v1::NewDiscoveryTokenRequest*,
                                  v1::NewDiscoveryTokenResponse*) override;
   // Runs on gRPC's thread (the file is written there, not on the loop); one upload at a time.

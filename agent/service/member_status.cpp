@@ -101,6 +101,7 @@ v1::AgentStatus agentStatus(const MemberView& m) {
     s.set_member_id(m.health.member_id ? m.health.member_id : m.plan->member_id());
     s.set_plan_mode(m.plan->plan().mode());
     s.set_started_once(m.plan->started_once());
+    s.set_tls_stage(m.plan->plan().tls_stage());
     const auto urls =
         memberUrls(m.config, static_cast<int>(m.plan->plan().client_port()),
                    static_cast<int>(m.plan->plan().peer_port()), m.plan->plan().tls());

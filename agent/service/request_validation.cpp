@@ -169,6 +169,10 @@ Result<void> validatePlan(const v1::Plan& plan, const ValidationContext& self) {
   if (!plan.discovery_url().empty()) {
     if (auto r = validateHttpUrl(plan.discovery_url(), "plan.discovery_url", true); !r) return r;
   }
+  if (plan.tls_stage() != v1::TLS_STAGE_UNSPECIFIED) {
+    return invalid("plan.tls_stage",
+                   "is set only by SetMemberTls (etcd-fleet tls enable), never in a plan to apply");
+  }
   if (plan.tls() && !self.enrolled) {
     return fail(Errc::kFailedPrecondition,
                 "plan.tls: this agent is not enrolled, so its member has no certificates to "
@@ -269,6 +273,17 @@ Result<void> validate(const v1::RemoveMemberRequest&) {
   return {};
 }
 Result<void> validate(const v1::SetAutostartRequest&) {
+  return {};
+}
+
+Result<void> validate(const v1::SetMemberTlsRequest& request) {
+  if (request.stage() != v1::TLS_STAGE_UNSPECIFIED && request.stage() != v1::TLS_STAGE_PEER_READY) {
+    return invalid("stage", "must be TLS_STAGE_UNSPECIFIED or TLS_STAGE_PEER_READY, not " +
+                                std::to_string(static_cast<int>(request.stage())));
+  }
+  if (request.tls() && request.stage() != v1::TLS_STAGE_UNSPECIFIED) {
+    return invalid("stage", "not with tls: a TLS member has no stage (ask for one or the other)");
+  }
   return {};
 }
 

@@ -49,6 +49,8 @@ Result<void> validate(const v1::StopMemberRequest& request);
 Result<void> validate(const v1::StartMemberRequest& request);
 Result<void> validate(const v1::RemoveMemberRequest& request);
 Result<void> validate(const v1::SetAutostartRequest& request);
+// `stage` one of TlsStage's values, and not together with `tls`.
+Result<void> validate(const v1::SetMemberTlsRequest& request);
 Result<void> validate(const v1::NewDiscoveryTokenRequest& request);
 // The first message of an upload (size, sha256, cluster_token, maybe a chunk).
 Result<void> validateUploadHeader(const v1::UploadSnapshotRequest& request);

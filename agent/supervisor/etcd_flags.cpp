@@ -89,19 +89,25 @@ Result<std::vector<std::string>> etcdCommandLine(const AgentConfig& config,
     default: return fail(Errc::kInvalidArgument, "the plan has no mode");
   }
 
+  const AgentPkiPaths pki = agentPkiPaths(config.pkiDir());
   if (plan.tls()) {
     // The enrollment's certificates (agent/enroll/agent_pki): clients and peers must present one
     // of the fleet CA.
-    const AgentPkiPaths pki = agentPkiPaths(config.pkiDir());
     argv.push_back("--cert-file=" + pki.cert(KeyUse::kEtcdServer));
     argv.push_back("--key-file=" + pki.key(KeyUse::kEtcdServer));
     argv.push_back("--trusted-ca-file=" + pki.ca_cert);
     argv.push_back("--client-cert-auth=true");
+  }
+  if (plan.tls() || plan.tls_stage() == v1::TLS_STAGE_PEER_READY) {
+    // A peer-ready member (`etcd-fleet tls enable`) still listens on http:// but dials peers with
+    // this certificate and CA: etcd's raft transport takes TLS from these flags for every https://
+    // peer URL it dials, whatever its own listener serves, so the other members can move to
+    // https:// one at a time. Its http:// listener ignores them.
     argv.push_back("--peer-cert-file=" + pki.cert(KeyUse::kEtcdPeer));
     argv.push_back("--peer-key-file=" + pki.key(KeyUse::kEtcdPeer));
     argv.push_back("--peer-trusted-ca-file=" + pki.ca_cert);
-    argv.push_back("--peer-client-cert-auth=true");
   }
+  if (plan.tls()) argv.push_back("--peer-client-cert-auth=true");
   argv.push_back("--auto-compaction-mode=" + config.etcd.auto_compaction_mode);
   argv.push_back("--auto-compaction-retention=" + config.etcd.auto_compaction_retention);
   argv.push_back("--quota-backend-bytes=" + std::to_string(config.etcd.quota_backend_bytes));

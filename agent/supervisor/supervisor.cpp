@@ -192,6 +192,44 @@ void Supervisor::remove(std::function<void(Result<void>)> done) {
   });
 }
 
+void Supervisor::setMemberTls(const v1::SetMemberTlsRequest& request, bool enrolled,
+                              std::function<void(Result<void>)> done) {
+  if (!plan_) {
+    return done(fail(Errc::kFailedPrecondition,
+                     "member \"" + config_.member.name +
+                         "\" has no plan yet: there is no member to convert to TLS"));
+  }
+  switch (snapshot_.state) {
+    case MemberState::kOrphaned:
+    case MemberState::kRemoved: return done(fail(Errc::kFailedPrecondition, last_error_));
+    case MemberState::kRestoring:
+    case MemberState::kStopping:
+      return done(fail(Errc::kUnavailable, "member \"" + config_.member.name + "\" is " +
+                                               std::string(lifecycle::stateName(snapshot_.state)) +
+                                               "; ask again once it is done"));
+    default: break;
+  }
+  auto next =
+      convertedPlan(*plan_, request, {.enrolled = enrolled, .started_once = plan_->started_once()});
+  if (!next) return done(fail(next.error()));
+  const TlsStep from = tlsStepOf(plan_->plan());
+  const TlsStep to = tlsStepOf(*next);
+  if (from == to && run_ && !run_->restore && run_->tls_step == to) return done({});
+  if (from != to) {
+    v1::MemberState state = *plan_;
+    *state.mutable_plan() = *next;
+    // Refuse a plan etcd could not be started with before it replaces the one that works.
+    if (auto argv = etcdCommandLine(config_, state); !argv) return done(fail(argv.error()));
+    if (auto saved = store_.save(state); !saved) return done(saved);
+    plan_ = std::move(state);
+    log_.agent(LOG_NOTICE, std::string("tls enable: member ") + config_.member.name +
+                               " goes from " + tlsStepName(from) + " to " + tlsStepName(to) +
+                               " (saved in state.json); restarting etcd with its flags");
+  }
+  // Also when etcd was stopped, or waits to be restarted: it runs this step from now on.
+  stop([this, done = std::move(done)] { done(start()); });
+}
+
 void Supervisor::dispatch(lifecycle::Event event) {
   events_.push_back(std::move(event));
   if (dispatching_) return;  // an action reported it: handled after the current transition
@@ -344,7 +382,7 @@ std::optional<lifecycle::Event> Supervisor::spawnEtcd() {
     last_exit_ = ExitStatus{127, 0};  // what the shell reports for a command it cannot run
     return lifecycle::SpawnFailed{.retryable = true, .at = clock_.now()};
   }
-  run_.emplace(Run{.process = std::move(*child)});
+  run_.emplace(Run{.process = std::move(*child), .tls_step = tlsStepOf(plan_->plan())});
   log_.agent(LOG_INFO, "started etcd (pid " + std::to_string(run_->process->pid()) +
                            "): " + shellJoin(*argv));
   run_->probe = health_source_.open(probeEndpoint());

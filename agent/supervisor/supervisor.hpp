@@ -22,6 +22,7 @@
 #include "agent/member/loop_clock.hpp"
 #include "agent/member/loop_worker.hpp"
 #include "agent/member/member_store.hpp"
+#include "agent/member/tls_conversion.hpp"
 #include "agent/supervisor/child_process.hpp"
 #include "agent/supervisor/health.hpp"
 #include "agent/supervisor/launcher.hpp"
@@ -76,6 +77,12 @@ class Supervisor {
   void stop(std::function<void()> done);
   // Stops etcd and deletes the member's data and plan; the agent then waits for a new plan.
   void remove(std::function<void(Result<void>)> done);
+  // SetMemberTls (`etcd-fleet tls enable`): the plan of the next step (agent/member/
+  // tls_conversion.hpp) is persisted, then etcd is stopped and started with it; `done` runs once
+  // the new etcd is spawned. Asking for the step etcd runs already changes nothing. `enrolled`:
+  // the agent holds its certificates.
+  void setMemberTls(const v1::SetMemberTlsRequest& request, bool enrolled,
+                    std::function<void(Result<void>)> done);
 
   // The [bootstrap] join flow's progress: it is adding this member (joining), promoting it.
   void joinStarted() { dispatch(lifecycle::JoinStarted{}); }
@@ -109,6 +116,8 @@ class Supervisor {
     // This run's etcd said its member was removed from the cluster (it exits then).
     bool said_removed = false;
     std::unique_ptr<HealthProbe> probe;  // etcd only
+    // The plan's TLS step this etcd was started with (it runs with those flags until restarted).
+    TlsStep tls_step = TlsStep::kPlaintext;
   };
 
   Result<void> loadPlan();

@@ -36,6 +36,19 @@ Result<std::unique_ptr<FleetSeams>> FleetSeams::open(Context& ctx, Progress& pro
       new FleetSeams(ctx, progress, std::move(stop), std::move(*pki)));
 }
 
+InterruptibleFleet::InterruptibleFleet(Context& ctx)
+    : progress_(ctx.out(), ctx.err(), "warning: ") {
+  guard_.onInterrupt([this] { stop_.request_stop(); });
+}
+
+Result<std::unique_ptr<InterruptibleFleet>> InterruptibleFleet::open(Context& ctx) {
+  std::unique_ptr<InterruptibleFleet> fleet(new InterruptibleFleet(ctx));
+  auto seams = FleetSeams::open(ctx, fleet->progress_, fleet->stop_.get_token());
+  if (!seams) return fail(seams.error());
+  fleet->seams_ = std::move(*seams);
+  return fleet;
+}
+
 std::expected<std::optional<AgentTls>, CommandError> agentTlsFor(Context& ctx) {
   auto pki = fleetPkiIfAny(ctx.global().fleet_path);
   if (!pki) return commandError(pki.error());

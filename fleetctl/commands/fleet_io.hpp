@@ -18,6 +18,7 @@
 #include "fleet/env.hpp"
 #include "fleet/etcd_cluster.hpp"
 #include "fleetctl/cli/command.hpp"
+#include "fleetctl/cli/interrupt.hpp"
 
 namespace etcdagent::fleet {
 
@@ -61,6 +62,26 @@ class FleetSeams {
   std::optional<TokenStore> tokens_;
   std::optional<EnrollEnv> enroll_;
   Env env_;
+};
+
+// The seams of a journaled flow that Ctrl-C stops between calls (member replace, tls enable): an
+// InterruptGuard made before any gRPC thread starts (so they inherit the blocked signals) that
+// requests the flows' stop, progress lines to stdout and warnings to stderr, and FleetSeams.
+class InterruptibleFleet {
+ public:
+  static Result<std::unique_ptr<InterruptibleFleet>> open(Context& ctx);
+  InterruptibleFleet(const InterruptibleFleet&) = delete;
+  InterruptibleFleet& operator=(const InterruptibleFleet&) = delete;
+
+  [[nodiscard]] const Env& env() const { return seams_->env(); }
+
+ private:
+  explicit InterruptibleFleet(Context& ctx);
+
+  InterruptGuard guard_;
+  std::stop_source stop_;
+  StreamProgress progress_;
+  std::unique_ptr<FleetSeams> seams_;
 };
 
 // The TLS etcd-fleet dials agents with for the fleet of `ctx` (--fleet): nullopt for a fleet

@@ -124,6 +124,15 @@ Result<v1::AgentStatus> AgentClient::removeMember() const {
   return r->status();
 }
 
+Result<v1::AgentStatus> AgentClient::setMemberTls(const v1::SetMemberTlsRequest& request) const {
+  // The agent stops etcd (up to its 15 s stop timeout) and starts it again within its 60 s.
+  auto r = call<v1::SetMemberTlsRequest, v1::SetMemberTlsResponse>(
+      "set member tls", request, &v1::Agent::Stub::SetMemberTls,
+      std::max<Duration>(timeout_, std::chrono::seconds(65)));
+  if (!r) return fail(r.error());
+  return r->status();
+}
+
 Result<std::string> AgentClient::setAutostart(bool enabled) const {
   v1::SetAutostartRequest req;
   req.set_enabled(enabled);

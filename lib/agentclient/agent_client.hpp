@@ -51,6 +51,7 @@ class AgentClient final : public fleet::AgentApi {
   Result<v1::AgentStatus> stopMember() const override;
   Result<v1::AgentStatus> startMember() const override;
   Result<v1::AgentStatus> removeMember() const override;
+  Result<v1::AgentStatus> setMemberTls(const v1::SetMemberTlsRequest& request) const override;
   Result<std::string> setAutostart(bool enabled) const override;
   Result<v1::NewDiscoveryTokenResponse> newDiscoveryToken(unsigned size) const override;
   // In chunks of 1 MiB, within 30 minutes.

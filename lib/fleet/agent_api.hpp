@@ -37,6 +37,10 @@ class AgentApi {
   virtual Result<v1::AgentStatus> startMember() const = 0;
   // Stops the member and deletes its data and plan (only once it is out of its cluster).
   virtual Result<v1::AgentStatus> removeMember() const = 0;
+  // `etcd-fleet tls enable`: moves the member one step of its conversion to TLS and restarts its
+  // etcd with that step's flags (SetMemberTls; a step it runs already changes nothing). Answers
+  // once the new etcd runs, not once it is healthy.
+  virtual Result<v1::AgentStatus> setMemberTls(const v1::SetMemberTlsRequest& request) const = 0;
   // Answers the unit's UnitFileState afterwards ("enabled", "disabled").
   virtual Result<std::string> setAutostart(bool enabled) const = 0;
   // Coordinator: a discovery token for a cluster of `size` members on this agent.

@@ -45,6 +45,9 @@ class ClusterApi {
   // etcd's "unhealthy cluster" refusal is retried.
   virtual Result<void> removeMember(std::uint64_t id, std::stop_token stop,
                                     std::chrono::milliseconds unhealthy_grace) = 0;
+  // membership::updatePeerUrls: idempotent, retried through leader changes.
+  virtual Result<void> updatePeerUrls(std::uint64_t id, const std::vector<std::string>& peer_urls,
+                                      std::stop_token stop) = 0;
   // One MemberRemove exactly as etcdctl sends it (no retry, no idempotence): `member remove
   // HEXID` answers as etcdctl does.
   virtual Result<etcdserverpb::MemberRemoveResponse> memberRemoveOnce(std::uint64_t id) = 0;

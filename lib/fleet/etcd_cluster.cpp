@@ -38,6 +38,11 @@ class EtcdCluster final : public ClusterApi {
     return membership::removeMember(*client_, id, std::move(stop), unhealthy_grace);
   }
 
+  Result<void> updatePeerUrls(std::uint64_t id, const std::vector<std::string>& peer_urls,
+                              std::stop_token stop) override {
+    return membership::updatePeerUrls(*client_, id, peer_urls, std::move(stop));
+  }
+
   Result<etcdserverpb::MemberRemoveResponse> memberRemoveOnce(std::uint64_t id) override {
     etcdserverpb::MemberRemoveRequest req;
     req.set_id(id);

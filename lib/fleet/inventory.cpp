@@ -107,14 +107,14 @@ Result<Inventory> parseInventory(std::string_view text, std::string_view source)
   inv.path = std::string(source);
 
   for (const auto& [k, v] : root) {
-    if (k.str() == "cluster" || k.str() == "replace") {
+    if (k.str() == "cluster" || k.str() == "replace" || k.str() == "tls") {
       if (!v.is_table())
         check.error(v.source(), k.str(), "expected a table [" + std::string(k.str()) + "]");
     } else if (k.str() == "member") {
       if (!v.is_array_of_tables()) check.error(v.source(), k.str(), "expected [[member]] tables");
     } else {
       check.error(k.source(), k.str(),
-                  "unknown section or key (known: [cluster], [[member]], [replace])");
+                  "unknown section or key (known: [cluster], [[member]], [replace], [tls])");
     }
   }
 
@@ -164,14 +164,17 @@ Result<Inventory> parseInventory(std::string_view text, std::string_view source)
     }
   }
 
-  if (const toml::table* replace = root["replace"].as_table()) {
-    for (const auto& [k, v] : *replace) {
+  // The journals are string tables their flows own (and check).
+  for (auto [name, journal] : {std::pair{"replace", &inv.replace}, std::pair{"tls", &inv.tls}}) {
+    const toml::table* table = root[name].as_table();
+    if (table == nullptr) continue;
+    for (const auto& [k, v] : *table) {
       if (!v.is_string()) {
-        check.error(v.source(), "replace." + std::string(k.str()),
+        check.error(v.source(), std::string(name) + "." + std::string(k.str()),
                     "expected a string, got " + tomlTypeName(v));
         continue;
       }
-      inv.replace[std::string(k.str())] = v.as_string()->get();
+      (*journal)[std::string(k.str())] = v.as_string()->get();
     }
   }
 
@@ -200,11 +203,15 @@ std::string renderInventory(const Inventory& inv) {
     if (!m.peer_url.empty()) out += "peer_url = " + quote(m.peer_url) + "\n";
     if (m.id != 0) out += "id = " + quote(membership::hexId(m.id)) + "\n";
   }
-  if (!inv.replace.empty()) {
-    out += "\n# An unfinished `etcd-fleet member replace`: re-run it to finish.\n[replace]\n";
-    for (const auto& [k, v] : inv.replace)
-      out += (bareKey(k) ? k : quote(k)) + " = " + quote(v) + "\n";
-  }
+  auto journal = [&](const std::map<std::string, std::string>& table, const char* name,
+                     const char* command) {
+    if (table.empty()) return;
+    out += std::string("\n# An unfinished `etcd-fleet ") + command + "`: re-run it to finish.\n[" +
+           name + "]\n";
+    for (const auto& [k, v] : table) out += (bareKey(k) ? k : quote(k)) + " = " + quote(v) + "\n";
+  };
+  journal(inv.replace, "replace", "member replace");
+  journal(inv.tls, "tls", "tls enable");
   return out;
 }
 

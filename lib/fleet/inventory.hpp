@@ -20,6 +20,9 @@
 //   old_name = "m2"
 //   step = "learner-added"
 //
+//   [tls]                              # only while `tls enable` is in progress
+//   phase = "https"
+//
 // Parsing is pure (parseInventory works on a string); loadInventory/saveInventory are the only
 // functions that touch the disk. Errors name the file, line and column.
 
@@ -53,6 +56,9 @@ struct Inventory {
   // none is in progress. Written in the same atomic file as the members, so a replace that
   // updates both never leaves them disagreeing.
   std::map<std::string, std::string> replace;
+  // The journal of an unfinished `tls enable` (tls_enable_journal.hpp owns its keys); empty when
+  // none is in progress. In the same file as the members for the same reason.
+  std::map<std::string, std::string> tls;
 
   [[nodiscard]] const InventoryMember* find(std::string_view name) const;
   [[nodiscard]] InventoryMember* find(std::string_view name);
@@ -87,7 +93,7 @@ Result<Inventory> parseInventory(std::string_view text, std::string_view source)
 bool clusterServesTls(const std::optional<Inventory>& inventory,
                       const std::vector<std::string>& endpoints);
 
-// The TOML text of `inventory` (stable order: cluster, members, replace).
+// The TOML text of `inventory` (stable order: cluster, members, replace, tls).
 std::string renderInventory(const Inventory& inventory);
 
 // Reads `path`; std::nullopt when the file does not exist (no fleet bootstrapped yet).

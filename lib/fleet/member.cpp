@@ -4,6 +4,7 @@
 
 #include "fleet/bootstrap_plan.hpp"
 #include "fleet/enroll.hpp"
+#include "fleet/tls_enable_journal.hpp"
 #include "fleet/waits.hpp"
 #include "membership/membership.hpp"
 
@@ -69,6 +70,10 @@ class MemberAddition {
   MemberAddition(const Env& env, const AddMemberRequest& request) : env_(env), req_(request) {}
 
   Result<AddMemberReport> run() {
+    if (req_.inventory) {
+      if (auto r = checkNoTlsEnableInProgress(*req_.inventory, "member add"); !r)
+        return fail(r.error());
+    }
     if (auto r = identify(); !r) return fail(r.error());
     if (auto r = locate(); !r) return fail(r.error());
     auto cluster = env_.etcd.cluster(req_.endpoints);
@@ -308,6 +313,10 @@ Result<RemoveTarget> MemberRemoval::resolve() {
 }
 
 Result<RemoveMemberReport> MemberRemoval::run() {
+  if (request_.inventory) {
+    if (auto r = checkNoTlsEnableInProgress(*request_.inventory, "member remove"); !r)
+      return fail(r.error());
+  }
   auto& progress = env_.progress;
   RemoveMemberReport report;
   const std::uint64_t id = target_.id;

@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "fleet/enroll.hpp"
+#include "fleet/tls_enable_journal.hpp"
 #include "fleet/waits.hpp"
 #include "membership/membership.hpp"
 
@@ -366,6 +367,7 @@ Result<ReplaceMemberReport> Replacer::run() {
     return std::unexpected(Error{
         e.code == Errc::kCancelled ? Errc::kCancelled : Errc::kFailedPrecondition, e.message});
   };
+  if (auto r = checkNoTlsEnableInProgress(inv_, "member replace"); !r) return refused(r.error());
   auto resumed = resumeOrStart(inv_, request_);
   if (!resumed) return refused(resumed.error());
   if (*resumed) {

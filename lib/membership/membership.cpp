@@ -208,6 +208,34 @@ Result<void> checkPromoteSafe(const std::vector<MemberInfo>& members,
   return {};
 }
 
+Result<void> checkRestartSafe(const std::vector<MemberInfo>& members,
+                              const std::set<std::uint64_t>& healthy, std::uint64_t id) {
+  const MemberInfo* target = findById(members, id);
+  if (!target) return fail(notInCluster(id));
+  std::vector<const MemberInfo*> voters, others;
+  for (const auto& m : members) {
+    if (m.is_learner) continue;
+    voters.push_back(&m);
+    if (m.id != id) others.push_back(&m);
+  }
+  // A learner's restart takes no vote away; a voter's takes its own.
+  if (target->is_learner) return {};
+  const std::size_t healthy_others = countHealthy(others, healthy);
+  const std::size_t needed = quorumOf(voters.size());
+  if (healthy_others < needed) {
+    return fail(Errc::kFailedPrecondition,
+                "while " + describe(*target) + " restarts, " +
+                    plural(voters.size(), "voting member") + " would have " +
+                    std::to_string(healthy_others) + " healthy (" + healthyList(others, healthy) +
+                    ") and quorum needs " + std::to_string(needed) +
+                    ": the cluster would stop taking writes. Bring members back first" +
+                    (voters.size() < 3 ? " (a cluster of fewer than 3 voters loses quorum "
+                                         "whenever one of them restarts: add members first)"
+                                       : ""));
+  }
+  return {};
+}
+
 const MemberInfo* findByPeerUrl(const std::vector<MemberInfo>& members, std::string_view url) {
   for (const auto& m : members) {
     if (std::find(m.peer_urls.begin(), m.peer_urls.end(), url) != m.peer_urls.end()) return &m;
@@ -413,6 +441,32 @@ Result<void> removeMember(etcd::Client& client, std::uint64_t id, std::stop_toke
     }
     if (isTransient(e) && backoff.next()) continue;
     return fail(e.context("remove member " + hexId(id)));
+  }
+}
+
+Result<void> updatePeerUrls(etcd::Client& client, std::uint64_t id,
+                            const std::vector<std::string>& peer_urls, std::stop_token stop) {
+  Backoff backoff(Clock::now() + kMembershipRetryBudget, stop);
+  for (;;) {
+    // Done already (by an earlier run, or an attempt whose answer was lost)?
+    auto members = listMembers(client);
+    if (!members) {
+      if (isTransient(members.error()) && backoff.next()) continue;
+      if (backoff.stopped()) return fail(cancelled("update member " + hexId(id)));
+      return fail(members.error().context("update member " + hexId(id)));
+    }
+    const MemberInfo* m = findById(*members, id);
+    if (m == nullptr) return fail(notInCluster(id));
+    if (m->peer_urls == peer_urls) return {};
+    etcdserverpb::MemberUpdateRequest req;
+    req.set_id(id);
+    for (const auto& u : peer_urls) req.add_peerurls(u);
+    auto resp = client.call<&Cluster::Stub::MemberUpdate>(req);
+    if (resp) return {};
+    const Error& e = resp.error();
+    if (isTransient(e) && backoff.next()) continue;
+    if (backoff.stopped()) return fail(cancelled("update member " + hexId(id)));
+    return fail(e.context("update member " + hexId(id)));
   }
 }
 

@@ -50,6 +50,12 @@ Result<void> checkRemoveSafe(const std::vector<MemberInfo>& members,
 Result<void> checkPromoteSafe(const std::vector<MemberInfo>& members,
                               const std::set<std::uint64_t>& healthy, std::uint64_t id);
 
+// Refuses restarting member `id` when the voters other than it that are healthy are fewer than
+// the quorum of all voters: while it is down the cluster could commit nothing. A learner's restart
+// never changes a quorum. The message names the healthy members and what is needed.
+Result<void> checkRestartSafe(const std::vector<MemberInfo>& members,
+                              const std::set<std::uint64_t>& healthy, std::uint64_t id);
+
 const MemberInfo* findByPeerUrl(const std::vector<MemberInfo>& members, std::string_view url);
 const MemberInfo* findByName(const std::vector<MemberInfo>& members, std::string_view name);
 const MemberInfo* findById(const std::vector<MemberInfo>& members, std::uint64_t id);
@@ -111,5 +117,12 @@ Result<void> promoteWhenInSync(etcd::Client& client, std::uint64_t id, std::chro
 // overriding checkRemoveSafe with --force).
 Result<void> removeMember(etcd::Client& client, std::uint64_t id, std::stop_token stop = {},
                           std::chrono::milliseconds unhealthy_grace = std::chrono::seconds(8));
+
+// MemberUpdate of `id`'s peer URLs (etcdctl member update ID --peer-urls=...). Idempotent: a
+// member whose peer URLs are already these is success without a call. Retries through leader
+// changes (bounded). etcd applies no --strict-reconfig-check to it: it commits with a quorum,
+// whether or not the member itself is up.
+Result<void> updatePeerUrls(etcd::Client& client, std::uint64_t id,
+                            const std::vector<std::string>& peer_urls, std::stop_token stop = {});
 
 }  // namespace etcdagent::membership

@@ -33,6 +33,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   fuzzOne<v1::StartMemberRequest>(data, size, [](const auto& r) { return validate(r); });
   fuzzOne<v1::RemoveMemberRequest>(data, size, [](const auto& r) { return validate(r); });
   fuzzOne<v1::SetAutostartRequest>(data, size, [](const auto& r) { return validate(r); });
+  fuzzOne<v1::SetMemberTlsRequest>(data, size, [](const auto& r) { return validate(r); });
   fuzzOne<v1::NewDiscoveryTokenRequest>(data, size, [](const auto& r) { return validate(r); });
   fuzzOne<v1::UploadSnapshotRequest>(data, size,
                                      [](const auto& r) { return validateUploadHeader(r); });

@@ -12,6 +12,7 @@
 // again. Every call is recorded in `calls` ("127.0.0.12:2378 applyPlan", "cluster addLearner").
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -43,12 +44,17 @@ struct FakeHost {
   bool joining = false;  // [bootstrap] join, not yet done
   std::vector<v1::PreflightCheck> failed_checks;
 
+  // TLS once its plan is (Plan.tls): what etcd serves and advertises.
+  [[nodiscard]] std::string scheme() const { return plan && plan->tls() ? "https://" : "http://"; }
   [[nodiscard]] std::string peerUrl() const {
-    return "http://" + advertise + ":" + std::to_string(peer_port);
+    return scheme() + advertise + ":" + std::to_string(peer_port);
   }
   [[nodiscard]] std::string clientUrl() const {
-    return "http://" + advertise + ":" + std::to_string(client_port);
+    return scheme() + advertise + ":" + std::to_string(client_port);
   }
+  unsigned restarts = 0;  // etcd restarted by SetMemberTls
+  // Its etcd keeps exiting after SetMemberTls restarts it (a certificate file missing).
+  bool crash_on_tls_step = false;
 };
 
 class FakeFleet {
@@ -116,18 +122,27 @@ class FakeFleet {
     }
     return nullptr;
   }
+  // A member is its host's whatever scheme its peer URL has: one whose registered peer URL was
+  // moved to https:// while it still serves http:// (or the other way) keeps working, as etcd's
+  // members do (they dial their peers, and the peers' messages come back on those connections).
   bool memberUp(const Member& m) const {
     for (const auto& h : hosts_) {
-      if (h->peerUrl() == m.peer_url) return h->up && h->started && h->member_id == m.id;
+      if (hostPort(h->peerUrl()) == hostPort(m.peer_url))
+        return h->up && h->started && h->member_id == m.id;
     }
     return false;
   }
+  static std::string hostPort(const std::string& url) {
+    auto scheme = url.find("://");
+    return scheme == std::string::npos ? url : url.substr(scheme + 3);
+  }
 
   // The next call named `call` ("applyPlan", "addLearner", "status@127.0.0.12:2378", ...) fails
-  // with `error` (and is not carried out).
-  void failNext(std::string call, Error error) {
+  // with `error` (and is not carried out); with `skip`, the one after `skip` such calls went
+  // through.
+  void failNext(std::string call, Error error, int skip = 0) {
     std::lock_guard lock(mu_);
-    faults_.emplace_back(std::move(call), std::move(error));
+    faults_.push_back({std::move(call), std::move(error), skip});
   }
 
   std::vector<std::string> calls() {
@@ -149,8 +164,12 @@ class FakeFleet {
     std::lock_guard lock(mu_);
     calls_.push_back(who.empty() ? call : who + " " + call);
     for (auto it = faults_.begin(); it != faults_.end(); ++it) {
-      if (it->first == call || it->first == call + "@" + who) {
-        Error e = it->second;
+      if (it->call == call || it->call == call + "@" + who) {
+        if (it->skip > 0) {
+          --it->skip;
+          continue;
+        }
+        Error e = it->error;
         faults_.erase(it);
         return e;
       }
@@ -174,6 +193,7 @@ class FakeFleet {
     s.set_plan_mode(h.plan->mode());
     s.set_started_once(h.started_once);
     s.set_member_id(h.member_id);
+    s.set_tls_stage(h.plan->tls_stage());
     s.add_client_urls(h.clientUrl());
     s.add_peer_urls(h.peerUrl());
     s.set_last_error(h.last_error);
@@ -195,11 +215,19 @@ class FakeFleet {
   }
 
   std::uint64_t leaderLocked() const {
+    if (leader) {
+      const Member* l = member(*leader);
+      if (l != nullptr && memberUp(*l)) return *leader;
+    }
     for (const auto& m : members_) {
       if (!m.learner && memberUp(m)) return m.id;
     }
     return 0;
   }
+  // The member that leads while it is up (else the first voter up), as a test sets it.
+  std::optional<std::uint64_t> leader;
+  // Runs (under the lock) after an agent took a TLS step, for faults that follow one.
+  std::function<void(FakeHost&)> after_tls_step;
 
   // A plan taken by an agent: its etcd starts, and comes up when the cluster lets it.
   void applyLocked(FakeHost& h, const v1::Plan& plan) {
@@ -267,7 +295,12 @@ class FakeFleet {
 
  private:
   std::mutex mu_;
-  std::vector<std::pair<std::string, Error>> faults_;
+  struct Fault {
+    std::string call;
+    Error error;
+    int skip = 0;
+  };
+  std::vector<Fault> faults_;
   std::vector<std::string> calls_;
 };
 
@@ -335,6 +368,42 @@ class FakeAgent final : public fleet::AgentApi {
       h.crash_looping = false;
       h.member_id = 0;
       h.last_error.clear();
+      return fleet_.statusLocked(h);
+    });
+  }
+
+  // etcd restarts with the step's flags: a leader hands leadership to another voter that is up
+  // (etcd transfers it when its leader stops), and the member publishes its new client URL.
+  Result<v1::AgentStatus> setMemberTls(const v1::SetMemberTlsRequest& request) const override {
+    return with("setMemberTls", [&](FakeHost& h) -> Result<v1::AgentStatus> {
+      if (!h.plan) return fail(Errc::kFailedPrecondition, "no plan yet");
+      if (h.plan->tls() && !request.tls())
+        return fail(Errc::kFailedPrecondition, "a TLS member does not go back to plaintext");
+      const bool same = h.plan->tls() == request.tls() && h.plan->tls_stage() == request.stage();
+      if (same) return fleet_.statusLocked(h);
+      h.plan->set_tls(request.tls());
+      h.plan->set_tls_stage(request.stage());
+      ++h.restarts;
+      if (h.crash_on_tls_step) {
+        h.crash_looping = true;
+        h.started = false;
+        h.last_error =
+            "etcd exited with status 1 (open /var/lib/etcd-agent/pki/m2/etcd-peer.crt: no such "
+            "file or directory)";
+        return fleet_.statusLocked(h);
+      }
+      if (fleet_.leaderLocked() == h.member_id) {
+        for (const auto& m : fleet_.members_) {
+          if (m.id != h.member_id && !m.learner && fleet_.memberUp(m)) {
+            fleet_.leader = m.id;
+            break;
+          }
+        }
+      }
+      for (auto& m : fleet_.members_) {
+        if (m.id == h.member_id) m.client_url = h.clientUrl();
+      }
+      if (fleet_.after_tls_step) fleet_.after_tls_step(h);
       return fleet_.statusLocked(h);
     });
   }
@@ -465,6 +534,19 @@ class FakeCluster final : public fleet::ClusterApi {
     std::lock_guard lock(fleet_.mu());
     std::erase_if(fleet_.members_, [&](const auto& m) { return m.id == id; });
     return {};
+  }
+
+  Result<void> updatePeerUrls(std::uint64_t id, const std::vector<std::string>& peer_urls,
+                              std::stop_token) override {
+    if (auto e = fleet_.enter("cluster", "updatePeerUrls")) return std::unexpected(*e);
+    std::lock_guard lock(fleet_.mu());
+    for (auto& m : fleet_.members_) {
+      if (m.id == id) {
+        m.peer_url = peer_urls.front();
+        return {};
+      }
+    }
+    return fail(Errc::kNotFound, "etcdserver: member not found");
   }
 
   Result<etcdserverpb::MemberRemoveResponse> memberRemoveOnce(std::uint64_t id) override {

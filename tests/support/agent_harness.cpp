@@ -46,6 +46,10 @@ AgentHarness::~AgentHarness() {
   if (process_.running()) stop();
 }
 
+AgentClient AgentHarness::localClient() const {
+  return connectOrThrow("unix:" + socketPath());
+}
+
 void AgentHarness::start() {
   std::vector<std::string> argv = options_.exec_prefix;
   argv.insert(argv.end(), {agentBinary(), "--config", config_path_});

@@ -39,6 +39,9 @@ class AgentHarness {
   [[nodiscard]] pid_t pid() const { return process_.pid(); }
 
   [[nodiscard]] const AgentClient& client() const { return client_; }
+  // The agent on its Unix socket (agent.api_socket): what answers once the agent is enrolled and
+  // its TCP port speaks mutual TLS only.
+  [[nodiscard]] AgentClient localClient() const;
   [[nodiscard]] const std::string& configPath() const { return config_path_; }
   [[nodiscard]] const std::string& dataRoot() const { return data_root_; }
   [[nodiscard]] const std::string& logPath() const { return log_path_; }

@@ -1,6 +1,7 @@
 #include "tests/support/fleet_harness.hpp"
 
 #include <filesystem>
+#include <fstream>
 #include <future>
 #include <stdexcept>
 #include <thread>
@@ -32,7 +33,10 @@ FleetHarness::~FleetHarness() {
   for (auto& a : agents_) {
     if (!a->running()) continue;
     running.push_back(a.get());
-    auto s = a->client().status();
+    // The socket answers whether or not the agent was enrolled (then TCP is mutual TLS only).
+    auto local = AgentClient::connect("unix:" + a->socketPath(), std::chrono::seconds(10));
+    if (!local) continue;
+    auto s = local->status();
     if (s && s->etcd_pid() != 0) (s->is_leader() ? leaders : followers).push_back(a.get());
   }
   auto inParallel = [](const std::vector<AgentHarness*>& group, auto fn) {
@@ -40,7 +44,10 @@ FleetHarness::~FleetHarness() {
     for (auto* a : group) done.push_back(std::async(std::launch::async, [a, &fn] { fn(*a); }));
     for (auto& d : done) d.get();
   };
-  auto stopMember = [](AgentHarness& a) { (void)a.client().stopMember(); };
+  auto stopMember = [](AgentHarness& a) {
+    if (auto local = AgentClient::connect("unix:" + a.socketPath(), std::chrono::seconds(65)))
+      (void)local->stopMember();
+  };
   inParallel(followers, stopMember);
   inParallel(leaders, stopMember);
   inParallel(running, [](AgentHarness& a) { a.stop(); });
@@ -71,6 +78,42 @@ void FleetHarness::start(const std::vector<std::size_t>& which) {
                                a->logPath());
     }
   }
+}
+
+void FleetHarness::enrollAfterwards() {
+  auto check = [](const RunResult& r, const std::string& what) {
+    if (r.exit_code != 0) throw std::runtime_error(what + " failed: " + r.out + r.err);
+  };
+  check(fleet({"ca", "init"}), "ca init");
+  auto token = fleet({"token", "create", "--ttl", "1h"});
+  check(token, "token create");
+  std::string text = token.out;
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
+  for (auto& a : agents_) {
+    {
+      std::ofstream out(a->tokenFile());
+      out << text << "\n";
+    }
+    std::filesystem::permissions(
+        a->tokenFile(), std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+    a->stop();
+    a->start();
+    // Its TCP port serves only Enroll now: ask on the socket until the member is healthy again.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    bool healthy = false;
+    while (!healthy && std::chrono::steady_clock::now() < deadline) {
+      if (auto local = AgentClient::connect("unix:" + a->socketPath(), std::chrono::seconds(2))) {
+        auto s = local->status();
+        healthy = s && s->healthy() && s->phase() == v1::MEMBER_PHASE_RUNNING;
+      }
+      if (!healthy) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    if (!healthy) {
+      throw std::runtime_error("member " + a->options().name +
+                               " did not come back after its agent's restart; see " + a->logPath());
+    }
+  }
+  check(fleet({"enroll", "--hosts", hosts()}), "enroll");
 }
 
 std::string FleetHarness::hosts() const {

@@ -44,6 +44,13 @@ class FleetHarness {
   RunResult fleet(const std::vector<std::string>& args,
                   std::chrono::milliseconds timeout = std::chrono::seconds(90)) const;
 
+  // What an operator of a fleet formed before it had a CA does to make it a TLS fleet (the
+  // members keep serving plaintext, as such a cluster does until `tls enable`): `ca init`, a token
+  // from `token create` in every agent's [enroll] token_file, each agent restarted in turn (its
+  // member starts again from state.json; the next one only once that member is healthy), then
+  // `enroll --hosts`. Bootstrap first. Throws with the failing command's output.
+  void enrollAfterwards();
+
   // etcd-fleet bootstrap --hosts <hosts()> --fleet <fleetPath()> EXTRA.
   RunResult bootstrap(const std::vector<std::string>& extra = {},
                       std::chrono::milliseconds timeout = std::chrono::seconds(90)) const;

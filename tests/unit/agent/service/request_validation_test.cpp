@@ -71,6 +71,27 @@ TEST(RequestValidation, ATlsPlanNeedsAnEnrolledAgentAndHttpsPeers) {
   EXPECT_THAT(refusal(validate(own_http, enrolled)), HasSubstr("https://"));
 }
 
+// A TLS stage is reached only through SetMemberTls (`etcd-fleet tls enable`), never applied.
+TEST(RequestValidation, APlanToApplyCarriesNoTlsStage) {
+  auto staged = plan();
+  staged.mutable_plan()->set_tls_stage(v1::TLS_STAGE_PEER_READY);
+  EXPECT_THAT(refusal(validate(staged, self())), HasSubstr("plan.tls_stage"));
+}
+
+TEST(RequestValidation, SetMemberTlsAsksForOneKnownStepAtATime) {
+  v1::SetMemberTlsRequest r;
+  EXPECT_TRUE(validate(r));  // back to plaintext
+  r.set_stage(v1::TLS_STAGE_PEER_READY);
+  EXPECT_TRUE(validate(r));
+  r.set_tls(true);
+  EXPECT_THAT(refusal(validate(r)), HasSubstr("stage: not with tls"));
+  r.clear_stage();
+  EXPECT_TRUE(validate(r));
+  r.set_tls(false);
+  r.set_stage(static_cast<v1::TlsStage>(7));
+  EXPECT_THAT(refusal(validate(r)), HasSubstr("stage: must be TLS_STAGE_UNSPECIFIED"));
+}
+
 TEST(RequestValidation, RefusesADiscoveryUrlThatIsNotHttp) {
   auto d = plan(v1::PLAN_MODE_DISCOVERY);
   d.mutable_plan()->clear_initial_cluster();

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "agent/member/tls_conversion.hpp"
+
 namespace etcdagent::agent {
 namespace {
 
@@ -82,6 +84,50 @@ TEST(EtcdFlags, ATlsPlanServesHttpsWithTheEnrollmentsCertificatesAndRequiresClie
   const auto urls = memberUrls(config("192.0.2.1"), 2379, 2380, true);
   EXPECT_EQ(urls.listen_client,
             (std::vector<std::string>{"https://192.0.2.1:2379", "https://127.0.0.1:2379"}));
+}
+
+// `etcd-fleet tls enable`, first stage: the member keeps serving http:// on both ports, and
+// etcd gets its peer certificate and the fleet CA, which its raft transport uses to dial the
+// members that have moved to https:// already. No client-side TLS flag: its client port stays
+// plaintext.
+TEST(EtcdFlags, APeerReadyMemberServesHttpAndDialsHttpsPeersWithItsPeerCertificate) {
+  auto s = state(v1::PLAN_MODE_NEW, true);
+  s.mutable_plan()->set_tls_stage(v1::TLS_STAGE_PEER_READY);
+  auto argv = etcdCommandLine(config(), s);
+  ASSERT_TRUE(argv) << argv.error().message;
+  const std::string pki = "/var/lib/etcd-agent/pki/m1/";
+  EXPECT_EQ(shellJoin(*argv),
+            kCommon +
+                "--initial-cluster=m1=http://127.0.0.11:2380,m2=http://127.0.0.12:2380 "
+                "--initial-cluster-state=existing --initial-cluster-token=t1 "
+                "--peer-cert-file=" +
+                pki + "etcd-peer.crt --peer-key-file=" + pki +
+                "etcd-peer.key --peer-trusted-ca-file=" + pki + "ca.crt" + kTail);
+}
+
+// The conversion's last stage (convertedPlan) is the plan of a member planned TLS from the start,
+// so it runs with exactly those flags: https:// on both ports and certificate auth on both.
+TEST(EtcdFlags, AConvertedMemberRunsWithTheFlagsOfAMemberPlannedTls) {
+  auto converted = state(v1::PLAN_MODE_NEW, true);
+  converted.mutable_plan()->set_tls_stage(v1::TLS_STAGE_PEER_READY);
+  v1::SetMemberTlsRequest to_tls;
+  to_tls.set_tls(true);
+  auto plan = convertedPlan(converted, to_tls, {.enrolled = true, .started_once = true});
+  ASSERT_TRUE(plan) << plan.error().message;
+  *converted.mutable_plan() = *plan;
+  auto planned = state(v1::PLAN_MODE_NEW, true);
+  planned.mutable_plan()->set_tls(true);
+  planned.mutable_plan()->set_initial_cluster(
+      "m1=https://127.0.0.11:2380,m2=https://127.0.0.12:2380");
+  auto a = etcdCommandLine(config(), converted);
+  auto b = etcdCommandLine(config(), planned);
+  ASSERT_TRUE(a && b);
+  EXPECT_EQ(shellJoin(*a), shellJoin(*b));
+  const std::string line = shellJoin(*a);
+  EXPECT_NE(line.find("--listen-client-urls=https://127.0.0.11:2379 "), std::string::npos);
+  EXPECT_NE(line.find("--client-cert-auth=true"), std::string::npos);
+  EXPECT_NE(line.find("--peer-client-cert-auth=true"), std::string::npos);
+  EXPECT_EQ(line.find("http://"), std::string::npos) << line;
 }
 
 TEST(EtcdFlags, ARestartedNewMemberComesBackAsExisting) {

@@ -656,5 +656,114 @@ TEST_F(SupervisorTest, WaitsForTheMemberLockWithTheLoopRunning) {
   EXPECT_THAT(ready->error().message, HasSubstr("is held by another process"));
 }
 
+v1::SetMemberTlsRequest peerReady() {
+  v1::SetMemberTlsRequest r;
+  r.set_stage(v1::TLS_STAGE_PEER_READY);
+  return r;
+}
+
+v1::SetMemberTlsRequest toTls() {
+  v1::SetMemberTlsRequest r;
+  r.set_tls(true);
+  return r;
+}
+
+// `etcd-fleet tls enable` on this member: the step is saved in state.json first, then etcd is
+// stopped and started again with the step's flags; the call answers once the new etcd runs.
+TEST_F(SupervisorTest, ATlsStepIsSavedThenEtcdRestartsWithItsFlags) {
+  running();
+  const auto first = launcher.last().pid;
+  std::optional<Result<void>> stepped;
+  supervisor->setMemberTls(peerReady(), /*enrolled=*/true, [&](Result<void> r) { stepped = r; });
+  ASSERT_TRUE(store.state);
+  EXPECT_EQ(store.state->plan().tls_stage(), v1::TLS_STAGE_PEER_READY);
+  EXPECT_TRUE(store.state->started_once()) << "the member's history is kept";
+  EXPECT_EQ(launcher.last().signals, std::vector<int>{SIGTERM});
+  EXPECT_FALSE(stepped) << "answered before etcd was restarted";
+  launcher.exit(kTerminated);
+  ASSERT_TRUE(stepped);
+  EXPECT_TRUE(*stepped) << stepped->error().message;
+  ASSERT_EQ(launcher.spawned(), 2U);
+  EXPECT_NE(launcher.last().pid, first);
+  const auto& argv = launcher.last().spec.argv;
+  EXPECT_THAT(argv, Contains("--peer-cert-file=/nonexistent-agent-root/pki/m1/etcd-peer.crt"));
+  EXPECT_THAT(argv, Contains("--listen-peer-urls=http://127.0.0.1:2380"));
+  EXPECT_THAT(argv, Contains("--initial-cluster-state=existing"));
+  EXPECT_EQ(status().tls_stage(), v1::TLS_STAGE_PEER_READY);
+  EXPECT_EQ(status().state(), "starting");
+
+  // The same step again (a resumed conversion) changes nothing and restarts nothing.
+  std::optional<Result<void>> again;
+  supervisor->setMemberTls(peerReady(), true, [&](Result<void> r) { again = r; });
+  ASSERT_TRUE(again && *again);
+  EXPECT_EQ(launcher.spawned(), 2U);
+  EXPECT_TRUE(launcher.last().signals.empty());
+}
+
+// The last step: https on both ports; the agent's own probe turns to its https loopback URL.
+TEST_F(SupervisorTest, TheTlsStepServesHttpsAndTheAgentProbesOverHttps) {
+  running();
+  std::optional<Result<void>> stepped;
+  supervisor->setMemberTls(toTls(), true, [&](Result<void> r) { stepped = r; });
+  launcher.exit(kTerminated);
+  ASSERT_TRUE(stepped && *stepped);
+  EXPECT_TRUE(store.state->plan().tls());
+  EXPECT_EQ(store.state->plan().initial_cluster(), "m1=https://127.0.0.1:2380");
+  EXPECT_THAT(launcher.last().spec.argv, Contains("--listen-client-urls=https://127.0.0.1:2379"));
+  EXPECT_THAT(launcher.last().spec.argv, Contains("--peer-client-cert-auth=true"));
+  EXPECT_EQ(health.endpoints.back(), "https://127.0.0.1:2379");
+  EXPECT_EQ(status().client_urls(0), "https://127.0.0.1:2379");
+  EXPECT_EQ(status().tls_stage(), v1::TLS_STAGE_UNSPECIFIED);
+
+  std::optional<Result<void>> back;
+  supervisor->setMemberTls(peerReady(), true, [&](Result<void> r) { back = r; });
+  ASSERT_TRUE(back);
+  ASSERT_FALSE(*back);
+  EXPECT_THAT(back->error().message, HasSubstr("does not go back to plaintext"));
+}
+
+// An agent restarted in the middle of a conversion starts its member as state.json says.
+TEST_F(SupervisorTest, AnAgentRestartedMidConversionStartsItsMemberAtItsStep) {
+  v1::MemberState state;
+  state.set_version(1);
+  *state.mutable_plan() = newPlan();
+  state.mutable_plan()->set_tls_stage(v1::TLS_STAGE_PEER_READY);
+  state.set_started_once(true);
+  store.state = state;
+  store.data_empty = false;
+  init();
+  ASSERT_EQ(launcher.spawned(), 1U);
+  EXPECT_THAT(launcher.last().spec.argv,
+              Contains("--peer-trusted-ca-file=/nonexistent-agent-root/pki/m1/ca.crt"));
+  // Asked for the step it runs: nothing to do.
+  std::optional<Result<void>> again;
+  supervisor->setMemberTls(peerReady(), true, [&](Result<void> r) { again = r; });
+  ASSERT_TRUE(again && *again);
+  EXPECT_EQ(launcher.spawned(), 1U);
+}
+
+TEST_F(SupervisorTest, AMemberOfAnAgentNotEnrolledIsNotConverted) {
+  running();
+  const int saves = store.saves;
+  std::optional<Result<void>> stepped;
+  supervisor->setMemberTls(peerReady(), /*enrolled=*/false, [&](Result<void> r) { stepped = r; });
+  ASSERT_TRUE(stepped);
+  ASSERT_FALSE(*stepped);
+  EXPECT_THAT(stepped->error().message, HasSubstr("enroll it first"));
+  EXPECT_EQ(store.saves, saves);
+  EXPECT_TRUE(launcher.last().signals.empty());
+  EXPECT_EQ(status().phase(), v1::MEMBER_PHASE_RUNNING);
+}
+
+TEST_F(SupervisorTest, AMemberThatNeverRanIsNotConverted) {
+  started();
+  std::optional<Result<void>> stepped;
+  supervisor->setMemberTls(peerReady(), true, [&](Result<void> r) { stepped = r; });
+  ASSERT_TRUE(stepped);
+  ASSERT_FALSE(*stepped);
+  EXPECT_THAT(stepped->error().message, HasSubstr("has not run with its plan yet"));
+  EXPECT_EQ(launcher.spawned(), 1U);
+}
+
 }  // namespace
 }  // namespace etcdagent::testing

@@ -60,6 +60,23 @@ TEST(Inventory, RendersAndParsesBackTheSameMembersAndJournal) {
   EXPECT_EQ(back->replace, inv.replace);
 }
 
+// `tls enable`'s journal lives beside the replace journal, in the same file.
+TEST(Inventory, RendersAndParsesBackTheTlsJournal) {
+  Inventory inv = sample("fleet.toml");
+  inv.tls = {{"phase", "https"}, {"done", "m2,m3"}};
+  const std::string text = renderInventory(inv);
+  EXPECT_NE(text.find("[tls]\n"), std::string::npos) << text;
+  auto back = parseInventory(text, "fleet.toml");
+  ASSERT_TRUE(back) << back.error().message;
+  EXPECT_EQ(back->tls, inv.tls);
+  EXPECT_TRUE(back->replace.empty());
+  auto typed = parseInventory(
+      "[cluster]\ntoken = \"t\"\n[[member]]\nname = \"m1\"\n[tls]\nphase = 3\n", "f.toml");
+  ASSERT_FALSE(typed);
+  EXPECT_NE(typed.error().message.find("tls.phase: expected a string"), std::string::npos)
+      << typed.error().message;
+}
+
 TEST(Inventory, LooksUpMembersByNameAndIdAndListsClientEndpoints) {
   Inventory inv = sample("x");
   ASSERT_NE(inv.find("m2"), nullptr);
