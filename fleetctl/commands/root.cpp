@@ -10,7 +10,8 @@ Command rootCommand() {
   for (auto* family :
        {kvCommands, watchCommands, leaseCommands, concurrencyCommands, clusterCommands,
         maintenanceCommands, authCommands, miscCommands, agentCommands, bootstrapCommands,
-        statusCommands, discoveryCommands, caCommands, tokenCommands, enrollCommands}) {
+        statusCommands, discoveryCommands, caCommands, tokenCommands, enrollCommands,
+        certsCommands}) {
     for (auto& c : family()) root.children.push_back(std::move(c));
   }
   std::sort(root.children.begin(), root.children.end(),

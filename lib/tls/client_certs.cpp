@@ -344,11 +344,14 @@ std::string certificatePathFor(const std::string& csr_path) {
   return csr_path + ".crt";
 }
 
+Result<void> certificateTargetFree(const std::string& path) {
+  if (!exists(path)) return {};
+  return fail(Errc::kAlreadyExists,
+              "refusing to overwrite " + path + ": remove it, or give --out another file");
+}
+
 Result<void> writeClientCertificate(const std::string& path, const Certificate& cert) {
-  if (exists(path)) {
-    return fail(Errc::kAlreadyExists,
-                "refusing to overwrite " + path + ": remove it, or give --out another file");
-  }
+  if (auto free = certificateTargetFree(path); !free) return free;
   return writeCertificateFile(path, cert, kCertFileMode, Overwrite::kNo);
 }
 

@@ -78,8 +78,12 @@ Result<SignedClientCert> signClientCsr(const FleetPki& pki, const Csr& csr,
 // ".crt").
 std::string certificatePathFor(const std::string& csr_path);
 
-// Writes a signed client certificate (0644) to `path`, never replacing a file (kAlreadyExists
-// saying how to proceed).
+// kAlreadyExists saying how to proceed when something (a file, a link, a directory) is at `path`:
+// checked before a CSR is signed, so that a refusal leaves nothing to undo.
+Result<void> certificateTargetFree(const std::string& path);
+
+// Writes a signed client certificate (0644) to `path`, never replacing a file
+// (certificateTargetFree's error).
 Result<void> writeClientCertificate(const std::string& path, const Certificate& cert);
 
 }  // namespace etcdagent::tls
