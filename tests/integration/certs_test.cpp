@@ -23,6 +23,7 @@
 
 #include "tests/support/agent_harness.hpp"
 #include "tests/support/etcd_cluster.hpp"
+#include "tests/support/files.hpp"
 #include "tls/csr.hpp"
 #include "tls/expiry.hpp"
 #include "tls/fleet_pki.hpp"
@@ -34,34 +35,6 @@ namespace {
 using namespace std::chrono_literals;
 using ::testing::HasSubstr;
 using ::testing::Not;
-
-std::string readText(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-bool exists(const std::string& path) {
-  struct stat st {};
-  return ::lstat(path.c_str(), &st) == 0;
-}
-
-unsigned modeOf(const std::string& path) {
-  struct stat st {};
-  EXPECT_EQ(::stat(path.c_str(), &st), 0) << path;
-  return st.st_mode & 07777;
-}
-
-template <class Done>
-bool eventually(Done done, std::chrono::milliseconds timeout = 30s) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (!done()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(100ms);
-  }
-  return true;
-}
 
 std::int64_t unixSeconds(tls::TimePoint t) {
   return std::chrono::duration_cast<std::chrono::seconds>(t.time_since_epoch()).count();
