@@ -68,12 +68,14 @@ Agent::Agent(AgentConfig config)
                   [this](int priority, const std::string& text) { log_.agent(priority, text); }),
       watchdog_(io_),
       token_watch_(io_),
+      certificate_watch_(io_),
       signals_(io_) {
   supervisor_.onChange([this] { notifier_.status(statusText()); });
 }
 
 std::string Agent::statusText() const {
-  const std::string line = statusLine(supervisor_.view());
+  const std::string line =
+      statusLine(supervisor_.view(), {service_.certificates(), std::chrono::system_clock::now()});
   return waiting_for_enrollment_.empty() ? line : waiting_for_enrollment_ + "; " + line;
 }
 
@@ -98,6 +100,7 @@ Result<void> Agent::prepareApi() {
     case ApiMode::kMutualTls:
       enroll_ = std::make_unique<EnrollService>(tls::spkiFingerprint((*credentials)->ca));
       api_.setTransport(mutualTls(**credentials));
+      service_.setCertificates(certificateExpiry(**credentials));
       return {};
     case ApiMode::kPlaintext: return {};  // the transport the API was built with
     case ApiMode::kEnrollment:
@@ -197,6 +200,8 @@ void Agent::enrolled(const Enrolled& done) {
   waiting_for_enrollment_.clear();
   enrolled_ = true;
   token_watch_.cancel();
+  service_.setCertificates(certificateExpiry(done.credentials));
+  watchCertificates();
   if (auto switched = api_.reconfigure(mutualTls(done.credentials)); !switched) {
     log_.agent(LOG_ERR, switched.error().message + " (after enrollment)");
   }
@@ -252,6 +257,7 @@ void Agent::serve() {
   if (!waiting_for_enrollment_.empty()) log_.agent(LOG_NOTICE, waiting_for_enrollment_);
   notifier_.ready(statusText());
   if (notifier_.watchdogInterval()) feedWatchdog();
+  if (!service_.certificates().empty()) watchCertificates();
   signals_.add(SIGTERM);
   signals_.add(SIGINT);
   signals_.add(SIGHUP);
@@ -297,15 +303,13 @@ void Agent::listenHttp() {
       "/healthz",
       [this](const HttpRequest&, HttpServer::Respond respond) {
         api_monitor_.fresh(std::chrono::seconds(1), [this, respond](const ApiHealth&) {
-          boost::asio::post(io_, [this, respond] {
-            respond(healthz(agentStatus(supervisor_.view()), edgeStatus()));
-          });
+          boost::asio::post(io_,
+                            [this, respond] { respond(healthz(service_.status(), edgeStatus())); });
         });
       },
       kStatusMethods);
   http_.route(
-      "/metrics",
-      [this](const HttpRequest&) { return metrics(agentStatus(supervisor_.view()), edgeStatus()); },
+      "/metrics", [this](const HttpRequest&) { return metrics(service_.status(), edgeStatus()); },
       kStatusMethods);
   http_.onNotice([this](const std::string& text) { log_.agent(LOG_WARNING, text); });
   discovery_.attach(http_);
@@ -343,6 +347,15 @@ void Agent::feedWatchdog() {
   });
 }
 
+void Agent::watchCertificates() {
+  certificate_watch_.expires_after(std::chrono::hours(1));
+  certificate_watch_.async_wait([this](const boost::system::error_code& ec) {
+    if (ec) return;  // cancelled: the agent stops, or a new watch replaced this one
+    notifier_.status(statusText());
+    watchCertificates();
+  });
+}
+
 void Agent::waitSignal() {
   signals_.async_wait([this](const boost::system::error_code& ec, int sig) {
     if (ec) return;
@@ -375,6 +388,7 @@ void Agent::shutdown(int sig) {
   supervisor_.stop([this] {
     watchdog_.cancel();
     token_watch_.cancel();
+    certificate_watch_.cancel();
     signals_.cancel();
     http_.close();
     api_monitor_.stop();

@@ -64,6 +64,9 @@ class Agent {
   void listenHttp();
   void bootstrapByConfig();
   void feedWatchdog();
+  // Refreshes the Status line every hour while the agent has certificates: their note counts
+  // days to an expiry that no event announces.
+  void watchCertificates();
   void waitSignal();
   void reload();
   void shutdown(int sig);
@@ -100,6 +103,7 @@ class Agent {
   std::unique_ptr<Joiner> joiner_;
   boost::asio::steady_timer watchdog_;
   boost::asio::steady_timer token_watch_;
+  boost::asio::steady_timer certificate_watch_;
   boost::asio::signal_set signals_;
   int exit_code_ = 0;
 };

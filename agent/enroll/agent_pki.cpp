@@ -132,6 +132,20 @@ Result<void> storeAgentCredentials(const AgentPkiPaths& paths, const tls::Certif
   return tls::writeCertificateFile(paths.ca_cert, ca, tls::kKeyFileMode, tls::Overwrite::kYes);
 }
 
+std::vector<tls::CertificateExpiry> certificateExpiry(const AgentCredentials& credentials) {
+  std::vector<tls::CertificateExpiry> out;
+  const auto add = [&](std::string_view name, const tls::Certificate& cert) {
+    if (auto end = tls::notAfter(cert)) out.push_back({std::string(name), *end});
+  };
+  for (KeyUse use : kKeyUses) {
+    if (static_cast<std::size_t>(use) < credentials.certs.size()) {
+      add(keyUseName(use), credentials.cert(use));
+    }
+  }
+  add("ca", credentials.ca);
+  return out;
+}
+
 etcd::TlsConfig etcdClientTls(const AgentPkiPaths& paths) {
   return {.ca_file = paths.ca_cert,
           .cert_file = paths.cert(KeyUse::kEtcdClient),

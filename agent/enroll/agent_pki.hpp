@@ -13,6 +13,7 @@
 
 #include "common/error.hpp"
 #include "tls/certificate.hpp"
+#include "tls/expiry.hpp"
 #include "tls/key.hpp"
 
 namespace etcdagent::etcd {
@@ -70,6 +71,12 @@ struct AgentCredentials {
 // incomplete or damaged (a certificate missing, a key that is not its certificate's) is an error
 // naming the file: a human must look.
 Result<std::optional<AgentCredentials>> loadAgentCredentials(const AgentPkiPaths& paths);
+
+// When each certificate of `credentials` expires, named as its file ("api", "etcd-server",
+// "etcd-peer", "etcd-client", then "ca"): read from the certificates in memory, once per load, for
+// GetStatus, the Status line and /metrics. A certificate whose time cannot be read is left out
+// (loading it already checked it).
+std::vector<tls::CertificateExpiry> certificateExpiry(const AgentCredentials& credentials);
 
 // The agent's own etcd client identity (etcd-client.crt and .key, trusting ca.crt), for its
 // calls to a TLS member: health, join, the removal check.

@@ -129,6 +129,17 @@ HttpResponse metrics(const v1::AgentStatus& s, const EdgeStatus& edges) {
         s.db_size_in_use());
   gauge("etcd_agent_disk_free_bytes", "Free bytes on the file system of the data directory.", m,
         s.disk_free_bytes());
+  // Only an enrolled agent has certificates: no samples (not a 0) for the others, so that an alert
+  // on `expiry - time() < 30 days` never fires for a plaintext agent.
+  if (s.certificates_size() > 0) {
+    o << "# HELP etcd_agent_certificate_expiry_timestamp_seconds When each of the agent's "
+         "certificates expires (its not-after), in seconds since the Unix epoch.\n"
+         "# TYPE etcd_agent_certificate_expiry_timestamp_seconds gauge\n";
+    for (const auto& c : s.certificates()) {
+      o << "etcd_agent_certificate_expiry_timestamp_seconds{" << m << ",certificate=\""
+        << label(c.name()) << "\"} " << c.not_after() << '\n';
+    }
+  }
   edgeMetrics(o, m, edges);
   return {200, "text/plain; version=0.0.4; charset=utf-8", o.str(), {}};
 }

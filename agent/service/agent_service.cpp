@@ -92,11 +92,14 @@ std::string AgentService::autostart() const {
   return state ? *state : "unknown";
 }
 
+v1::AgentStatus AgentService::status() const {
+  return agentStatus(supervisor_.view(), {certificates_, std::chrono::system_clock::now()});
+}
+
 grpc::Status AgentService::GetStatus(grpc::ServerContext*, const v1::GetStatusRequest*,
                                      v1::AgentStatus* out) {
   auto s = onLoop<v1::AgentStatus>(
-      io_, 10s, [this](Done done) { done(grpc::Status::OK, agentStatus(supervisor_.view())); },
-      out);
+      io_, 10s, [this](Done done) { done(grpc::Status::OK, status()); }, out);
   if (s.ok()) {
     out->set_unit(units_.unit());
     out->set_autostart(autostart());
@@ -110,10 +113,9 @@ grpc::Status AgentService::Preflight(grpc::ServerContext* ctx, const v1::Preflig
   if (auto s = allowMutation(ctx, "Preflight"); !s.ok()) return s;
   if (auto s = asStatus(validate(*req)); !s.ok()) return s;
   // What the checks need is read on the loop; the (blocking) checks then run on this thread.
-  v1::AgentStatus status;
+  v1::AgentStatus current;
   auto s = onLoop<v1::AgentStatus>(
-      io_, 10s, [this](Done done) { done(grpc::Status::OK, agentStatus(supervisor_.view())); },
-      &status);
+      io_, 10s, [this](Done done) { done(grpc::Status::OK, status()); }, &current);
   if (!s.ok()) return s;
   std::optional<v1::MemberState> state;
   using StateDone = std::function<void(grpc::Status, std::optional<v1::MemberState>)>;
@@ -125,7 +127,7 @@ grpc::Status AgentService::Preflight(grpc::ServerContext* ctx, const v1::Preflig
       req->cluster_token().empty() ? config.cluster.token : req->cluster_token();
   std::vector<int> avoid(req->avoid_ports().begin(), req->avoid_ports().end());
   *out = preflight(
-      {config, state ? &*state : nullptr, status.etcd_pid() != 0, token, std::move(avoid)});
+      {config, state ? &*state : nullptr, current.etcd_pid() != 0, token, std::move(avoid)});
   return grpc::Status::OK;
 }
 
@@ -140,7 +142,7 @@ grpc::Status AgentService::ApplyPlan(grpc::ServerContext* ctx, const v1::ApplyPl
       io_, 30s,
       [this, plan = req->plan()](Done done) {
         auto r = supervisor_.applyPlan(plan);
-        done(r ? grpc::Status::OK : toStatus(r.error()), agentStatus(supervisor_.view()));
+        done(r ? grpc::Status::OK : toStatus(r.error()), status());
       },
       out->mutable_status());
 }
@@ -150,9 +152,7 @@ grpc::Status AgentService::StopMember(grpc::ServerContext* ctx, const v1::StopMe
   if (auto s = allowMutation(ctx, "StopMember"); !s.ok()) return s;
   return onLoop<v1::AgentStatus>(
       io_, 60s,
-      [this](Done done) {
-        supervisor_.stop([this, done] { done(grpc::Status::OK, agentStatus(supervisor_.view())); });
-      },
+      [this](Done done) { supervisor_.stop([this, done] { done(grpc::Status::OK, status()); }); },
       out->mutable_status());
 }
 
@@ -163,7 +163,7 @@ grpc::Status AgentService::StartMember(grpc::ServerContext* ctx, const v1::Start
       io_, 30s,
       [this](Done done) {
         auto r = supervisor_.start();
-        done(r ? grpc::Status::OK : toStatus(r.error()), agentStatus(supervisor_.view()));
+        done(r ? grpc::Status::OK : toStatus(r.error()), status());
       },
       out->mutable_status());
 }
@@ -175,8 +175,7 @@ grpc::Status AgentService::confirmRemoved(v1::AgentStatus* checked) {
       io_, 10s, [this](StateDone done) { done(grpc::Status::OK, supervisor_.state()); }, &state);
   if (!s.ok()) return s;
   s = onLoop<v1::AgentStatus>(
-      io_, 10s, [this](Done done) { done(grpc::Status::OK, agentStatus(supervisor_.view())); },
-      checked);
+      io_, 10s, [this](Done done) { done(grpc::Status::OK, status()); }, checked);
   if (!s.ok()) return s;
   WipeFacts facts{
       .member_name = supervisor_.config().member.name,
@@ -211,7 +210,7 @@ grpc::Status AgentService::RemoveMember(grpc::ServerContext* ctx,
       io_, 60s,
       [this, checked](Done done) {
         // The member checked is the member wiped: a plan applied meanwhile is not touched.
-        const auto now = agentStatus(supervisor_.view());
+        const auto now = status();
         if (now.cluster_token() != checked.cluster_token()) {
           done({grpc::StatusCode::ABORTED,
                 "the member changed while its removal was checked; ask again"},
@@ -219,7 +218,7 @@ grpc::Status AgentService::RemoveMember(grpc::ServerContext* ctx,
           return;
         }
         supervisor_.remove([this, done](Result<void> r) {
-          done(r ? grpc::Status::OK : toStatus(r.error()), agentStatus(supervisor_.view()));
+          done(r ? grpc::Status::OK : toStatus(r.error()), status());
         });
       },
       out->mutable_status());

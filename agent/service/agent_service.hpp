@@ -13,6 +13,7 @@
 #include <memory>
 #include <mutex>
 #include <string_view>
+#include <vector>
 
 #include "agent/service/caller.hpp"
 #include "agent/service/removal_guard.hpp"
@@ -20,6 +21,7 @@
 #include "agent/supervisor/supervisor.hpp"
 #include "agent/systemd/unit_control.hpp"
 #include "etcdagent/v1/agent.grpc.pb.h"
+#include "tls/expiry.hpp"
 
 namespace etcdagent::agent {
 
@@ -70,6 +72,17 @@ class AgentService final : public v1::Agent::Service {
   // The autostart state for GetStatus ("unknown" outside systemd).
   [[nodiscard]] std::string autostart() const;
 
+  // When the agent's certificates expire (agent_pki.hpp certificateExpiry), set on the event loop
+  // when it loads them (at start, after enrollment); none while it is not enrolled.
+  void setCertificates(std::vector<tls::CertificateExpiry> certificates) {
+    certificates_ = std::move(certificates);
+  }
+  [[nodiscard]] const std::vector<tls::CertificateExpiry>& certificates() const {
+    return certificates_;
+  }
+  // The member's status with the certificates, judged at the wall clock's now. On the loop only.
+  [[nodiscard]] v1::AgentStatus status() const;
+
  private:
   static CallerLookup defaultLookup() {
     return [](const std::string& peer) { return callerUid(peer); };
@@ -86,6 +99,7 @@ class AgentService final : public v1::Agent::Service {
   CallerLookup lookup_;
   std::shared_ptr<ClusterAsker> asker_;
   NewDiscoveryTokenFn new_discovery_token_;
+  std::vector<tls::CertificateExpiry> certificates_;  // read and written on the loop
   std::mutex upload_mutex_;
 };
 

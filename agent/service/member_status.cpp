@@ -16,29 +16,7 @@ std::string clusterOf(const MemberView& m) {
   return m.plan ? m.plan->plan().cluster_token() : m.config.cluster.token;
 }
 
-}  // namespace
-
-v1::MemberPhase wirePhase(MemberState state) {
-  switch (state) {
-    case MemberState::kWaiting:
-    case MemberState::kJoining: return v1::MEMBER_PHASE_WAITING;
-    case MemberState::kRestoring:
-    case MemberState::kStarting:
-    case MemberState::kBackoff: return v1::MEMBER_PHASE_STARTING;
-    case MemberState::kRunning: return v1::MEMBER_PHASE_RUNNING;
-    case MemberState::kLearner:
-    case MemberState::kPromoting: return v1::MEMBER_PHASE_LEARNER;
-    case MemberState::kStopped: return v1::MEMBER_PHASE_STOPPED;
-    case MemberState::kCrashLooping: return v1::MEMBER_PHASE_CRASH_LOOPING;
-    case MemberState::kRemoved: return v1::MEMBER_PHASE_REMOVED;
-    case MemberState::kOrphaned: return v1::MEMBER_PHASE_ORPHANED;
-    case MemberState::kUnresponsive: return v1::MEMBER_PHASE_UNRESPONSIVE;
-    case MemberState::kStopping: break;  // shown as the state the stop began in
-  }
-  return v1::MEMBER_PHASE_UNSPECIFIED;
-}
-
-std::string statusLine(const MemberView& m) {
+std::string memberLine(const MemberView& m) {
   const std::string member = "member " + m.config.member.name;
   const std::string cluster = clusterOf(m);
   switch (m.shown) {
@@ -87,7 +65,38 @@ std::string statusLine(const MemberView& m) {
   return member;
 }
 
-v1::AgentStatus agentStatus(const MemberView& m) {
+}  // namespace
+
+v1::MemberPhase wirePhase(MemberState state) {
+  switch (state) {
+    case MemberState::kWaiting:
+    case MemberState::kJoining: return v1::MEMBER_PHASE_WAITING;
+    case MemberState::kRestoring:
+    case MemberState::kStarting:
+    case MemberState::kBackoff: return v1::MEMBER_PHASE_STARTING;
+    case MemberState::kRunning: return v1::MEMBER_PHASE_RUNNING;
+    case MemberState::kLearner:
+    case MemberState::kPromoting: return v1::MEMBER_PHASE_LEARNER;
+    case MemberState::kStopped: return v1::MEMBER_PHASE_STOPPED;
+    case MemberState::kCrashLooping: return v1::MEMBER_PHASE_CRASH_LOOPING;
+    case MemberState::kRemoved: return v1::MEMBER_PHASE_REMOVED;
+    case MemberState::kOrphaned: return v1::MEMBER_PHASE_ORPHANED;
+    case MemberState::kUnresponsive: return v1::MEMBER_PHASE_UNRESPONSIVE;
+    case MemberState::kStopping: break;  // shown as the state the stop began in
+  }
+  return v1::MEMBER_PHASE_UNSPECIFIED;
+}
+
+std::string statusLine(const MemberView& m, const CertificateStatus& certificates) {
+  std::string line = memberLine(m);
+  if (const std::string note = tls::expiryNote(certificates.certificates, certificates.now);
+      !note.empty()) {
+    line += " · " + note;
+  }
+  return line;
+}
+
+v1::AgentStatus agentStatus(const MemberView& m, const CertificateStatus& certificates) {
   v1::AgentStatus s;
   s.set_agent_version(kVersion);
   s.set_member_name(m.config.member.name);
@@ -127,7 +136,13 @@ v1::AgentStatus agentStatus(const MemberView& m) {
   s.set_revision(m.health.revision);
   s.set_db_size(m.health.db_size);
   s.set_db_size_in_use(m.health.db_size_in_use);
-  s.set_status_line(statusLine(m));
+  for (const auto& c : certificates.certificates) {
+    auto* out = s.add_certificates();
+    out->set_name(c.name);
+    out->set_not_after(
+        std::chrono::duration_cast<std::chrono::seconds>(c.not_after.time_since_epoch()).count());
+  }
+  s.set_status_line(statusLine(m, certificates));
   return s;
 }
 

@@ -8,19 +8,30 @@
 // state.
 
 #include <string>
+#include <vector>
 
 #include "agent/member/lifecycle.hpp"
 #include "agent/supervisor/supervisor.hpp"
 #include "etcdagent/v1/agent.pb.h"
+#include "tls/expiry.hpp"
 
 namespace etcdagent::agent {
 
 v1::MemberPhase wirePhase(lifecycle::MemberState state);
 
-// One line for systemd's STATUS=.
-std::string statusLine(const MemberView& member);
+// The agent's certificates as its status shows them, and the time they are judged at. Empty for
+// an agent that is not enrolled: it has none.
+struct CertificateStatus {
+  std::vector<tls::CertificateExpiry> certificates;  // agent_pki.hpp certificateExpiry()
+  tls::TimePoint now{};
+};
+
+// One line for systemd's STATUS= (and GetStatus' status_line): the member's, then " · " and
+// tls::expiryNote() when a certificate has less than 30 days left ("certificate etcd-server
+// expires in 12 days").
+std::string statusLine(const MemberView& member, const CertificateStatus& certificates = {});
 
 // GetStatus without the fields the service adds (unit, autostart).
-v1::AgentStatus agentStatus(const MemberView& member);
+v1::AgentStatus agentStatus(const MemberView& member, const CertificateStatus& certificates = {});
 
 }  // namespace etcdagent::agent

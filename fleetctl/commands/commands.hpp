@@ -23,6 +23,7 @@ std::vector<Command> statusCommands();       // status
 std::vector<Command> caCommands();           // ca init, ca show
 std::vector<Command> tokenCommands();        // token create, list, revoke
 std::vector<Command> enrollCommands();       // enroll
+std::vector<Command> certsCommands();        // certs issue, certs sign
 std::vector<Command> tlsCommands();          // tls enable
 
 }  // namespace etcdagent::fleet

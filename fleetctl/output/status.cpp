@@ -17,11 +17,18 @@ std::string dash(const std::string& s) {
   return s.empty() ? "-" : s;
 }
 
+// "2026-12-01": the day the member's first certificate ends.
+std::string certsUntil(const StatusRow& r) {
+  const auto first = tls::earliestExpiry(r.certificates);
+  return first ? tls::formatTime(first->not_after).substr(0, 10) : "-";
+}
+
 }  // namespace
 
-std::string renderStatusTable(const std::vector<StatusRow>& rows) {
+std::string renderStatusTable(const std::vector<StatusRow>& rows,
+                              const std::optional<FleetCertificates>& pki) {
   Table t({"HOST", "NAME", "ID", "ROLE", "STATE", "RAFT TERM", "RAFT INDEX", "REVISION",
-           "DB SIZE / IN USE", "RESTARTS", "AUTOSTART", "LAST SNAPSHOT"});
+           "DB SIZE / IN USE", "RESTARTS", "AUTOSTART", "LAST SNAPSHOT", "CERTS UNTIL"});
   for (const auto& r : rows) {
     const bool running = r.reachable && (r.raft_term != 0 || r.revision != 0);
     t.addRow({dash(r.host), dash(r.name), r.id ? hexId(r.id) : "-", dash(r.role), dash(r.state),
@@ -31,12 +38,19 @@ std::string renderStatusTable(const std::vector<StatusRow>& rows) {
                             humanizeBytes(static_cast<std::uint64_t>(r.db_size_in_use))
                       : "-",
               r.reachable ? std::to_string(r.restarts) : "-", dash(r.autostart),
-              dash(r.last_snapshot)});
+              dash(r.last_snapshot), certsUntil(r)});
   }
-  return t.render();
+  std::string out = t.render();
+  if (pki) {
+    out += "fleet CA valid until " + tls::formatTime(pki->ca_not_after) + " (" + pki->ca_path +
+           ")\netcd-fleet's certificate valid until " + tls::formatTime(pki->fleet_not_after) +
+           " (" + pki->fleet_path + ")\n";
+  }
+  return out;
 }
 
-std::string renderStatusJson(const std::string& cluster_token, const std::vector<StatusRow>& rows) {
+std::string renderStatusJson(const std::string& cluster_token, const std::vector<StatusRow>& rows,
+                             const std::optional<FleetCertificates>& pki) {
   std::string members;
   for (const auto& r : rows) {
     JsonObject o;
@@ -56,30 +70,52 @@ std::string renderStatusJson(const std::string& cluster_token, const std::vector
         .unum("restarts", r.restarts)
         .str("autostart", r.autostart)
         .str("last_snapshot", r.last_snapshot);
+    std::string certs;
+    for (const auto& c : r.certificates) {
+      certs +=
+          (certs.empty() ? "" : ",") +
+          JsonObject().str("name", c.name).str("not_after", tls::formatTime(c.not_after)).str();
+    }
+    o.raw("certificates", "[" + certs + "]");
+    if (const auto first = tls::earliestExpiry(r.certificates)) {
+      o.str("certificates_until", tls::formatTime(first->not_after));
+    }
     if (!r.error.empty()) o.str("error", r.error);
     members += (members.empty() ? "" : ",") + o.str();
   }
   JsonObject top;
   top.str("cluster", cluster_token).raw("members", "[" + members + "]");
+  if (pki) {
+    top.raw("pki", JsonObject()
+                       .str("ca", pki->ca_path)
+                       .str("ca_not_after", tls::formatTime(pki->ca_not_after))
+                       .str("fleet", pki->fleet_path)
+                       .str("fleet_not_after", tls::formatTime(pki->fleet_not_after))
+                       .str());
+  }
   return top.str() + "\n";
 }
 
 namespace {
 
-void statusTable(const Output& o, std::string_view, const std::vector<StatusRow>& rows) {
-  o.out << renderStatusTable(rows);
+void statusTable(const Output& o, std::string_view, const std::vector<StatusRow>& rows,
+                 const std::optional<FleetCertificates>& pki) {
+  o.out << renderStatusTable(rows, pki);
 }
 
-void statusJson(const Output& o, std::string_view token, const std::vector<StatusRow>& rows) {
-  o.out << renderStatusJson(std::string(token), rows);
+void statusJson(const Output& o, std::string_view token, const std::vector<StatusRow>& rows,
+                const std::optional<FleetCertificates>& pki) {
+  o.out << renderStatusJson(std::string(token), rows, pki);
 }
 
 }  // namespace
 
-constinit const Printer<std::string_view, const std::vector<StatusRow>&> printFleetStatus{{
-    .simple = statusTable,
-    .json = statusJson,
-    .table = statusTable,
-}};
+constinit const Printer<std::string_view, const std::vector<StatusRow>&,
+                        const std::optional<FleetCertificates>&>
+    printFleetStatus{{
+        .simple = statusTable,
+        .json = statusJson,
+        .table = statusTable,
+    }};
 
 }  // namespace etcdagent::fleet

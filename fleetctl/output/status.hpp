@@ -4,6 +4,7 @@
 // (lib/fleet/status.hpp merges them from the agents and MemberList), so the printer is tested
 // from values.
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -12,10 +13,18 @@
 
 namespace etcdagent::fleet {
 
-std::string renderStatusTable(const std::vector<StatusRow>& rows);
-std::string renderStatusJson(const std::string& cluster_token, const std::vector<StatusRow>& rows);
+// The table, then (for a fleet with a CA) when the fleet CA and etcd-fleet's certificate expire.
+// CERTS UNTIL is the day the member's first certificate ends ("-": none, plaintext).
+std::string renderStatusTable(const std::vector<StatusRow>& rows,
+                              const std::optional<FleetCertificates>& pki = std::nullopt);
+// Each member's certificates ("certificates", and "certificates_until" for the first to end) and,
+// for a fleet with a CA, "pki": the CA's and etcd-fleet's certificate's not-after.
+std::string renderStatusJson(const std::string& cluster_token, const std::vector<StatusRow>& rows,
+                             const std::optional<FleetCertificates>& pki = std::nullopt);
 
 // etcd-fleet status: the table (simple and table) or the JSON document, of cluster `token`.
-extern const Printer<std::string_view, const std::vector<StatusRow>&> printFleetStatus;
+extern const Printer<std::string_view, const std::vector<StatusRow>&,
+                     const std::optional<FleetCertificates>&>
+    printFleetStatus;
 
 }  // namespace etcdagent::fleet

@@ -39,6 +39,9 @@ StatusRow agentRow(const InventoryMember& m, const Result<v1::AgentStatus>& s) {
   r.restarts = s->restart_count();
   r.autostart = s->autostart();
   r.error = s->last_error();
+  for (const auto& c : s->certificates()) {
+    r.certificates.push_back({c.name(), tls::TimePoint(std::chrono::seconds(c.not_after()))});
+  }
   return r;
 }
 
@@ -84,6 +87,40 @@ std::vector<StatusRow> statusRows(const Inventory& inventory,
   return rows;
 }
 
+Result<FleetCertificates> fleetCertificates(const tls::FleetPki& pki) {
+  auto ca = tls::notAfter(pki.ca.cert);
+  if (!ca) return fail(ca.error().context(pki.paths.ca_cert));
+  auto fleet = tls::notAfter(pki.fleet_cert);
+  if (!fleet) return fail(fleet.error().context(pki.paths.fleet_cert));
+  return FleetCertificates{.ca_path = pki.paths.ca_cert,
+                           .ca_not_after = *ca,
+                           .fleet_path = pki.paths.fleet_cert,
+                           .fleet_not_after = *fleet};
+}
+
+std::vector<std::string> certificateWarnings(const std::vector<StatusRow>& rows,
+                                             const std::optional<FleetCertificates>& fleet,
+                                             tls::TimePoint now) {
+  std::vector<std::string> out;
+  for (const auto& r : rows) {
+    if (auto note = tls::expiryNote(r.certificates, now); !note.empty()) {
+      out.push_back("the agent of " + r.name + " on " + r.host + ": " + note);
+    }
+  }
+  if (!fleet) return out;
+  if (tls::expiresSoon(fleet->ca_not_after, now)) {
+    out.push_back("the fleet CA (" + fleet->ca_path + ") " +
+                  tls::expiryText(fleet->ca_not_after, now) +
+                  ": every certificate of the fleet ends with it");
+  }
+  if (tls::expiresSoon(fleet->fleet_not_after, now)) {
+    out.push_back("etcd-fleet's own certificate (" + fleet->fleet_path + ") " +
+                  tls::expiryText(fleet->fleet_not_after, now) +
+                  ": without it etcd-fleet cannot reach the agents or etcd");
+  }
+  return out;
+}
+
 std::vector<StatusRow> fleetStatus(const Env& env, const StatusRequest& request) {
   const auto& inv = request.inventory;
   // Everything at once: the slowest host, not the sum of hosts, bounds the command.
@@ -107,6 +144,9 @@ std::vector<StatusRow> fleetStatus(const Env& env, const StatusRequest& request)
       env.progress.warning("the agent of " + r.name + " on " + r.host +
                            " is unreachable: " + r.error);
     }
+  }
+  for (const auto& line : certificateWarnings(rows, request.pki, request.now)) {
+    env.progress.warning(line);
   }
   return rows;
 }

@@ -1,12 +1,14 @@
 #pragma once
 
 // `etcd-fleet status`: the fleet at a glance, from the inventory, every agent's GetStatus and the
-// cluster's MemberList, all asked at once with short deadlines. An agent that does not answer is a
+// cluster's MemberList, all asked at once with short deadlines, and how long its certificates
+// (the agents' and the operator's own) have left. An agent that does not answer is a
 // row marked "unreachable", not an error: status is what an operator runs when something is
 // wrong. The rows are merged by a pure function (statusRows), so every merge rule is unit-tested
 // from values; the printers (fleetctl/output/status.hpp) render them.
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,6 +16,8 @@
 #include "common/error.hpp"
 #include "fleet/env.hpp"
 #include "fleet/inventory.hpp"
+#include "tls/expiry.hpp"
+#include "tls/fleet_pki.hpp"
 
 namespace etcdagent::fleet {
 
@@ -35,7 +39,26 @@ struct StatusRow {
   std::string autostart;
   std::string last_snapshot;  // "" = none yet
   std::string error;          // why the agent did not answer, or its last error
+  // The agent's certificates (AgentStatus.certificates): none for a plaintext or unenrolled agent,
+  // an unreachable one, or one that predates them.
+  std::vector<tls::CertificateExpiry> certificates;
 };
+
+// The operator's own certificates, from pki/ beside the inventory.
+struct FleetCertificates {
+  std::string ca_path;  // pki/ca.crt
+  tls::TimePoint ca_not_after;
+  std::string fleet_path;  // pki/fleet.crt, etcd-fleet's client certificate
+  tls::TimePoint fleet_not_after;
+};
+Result<FleetCertificates> fleetCertificates(const tls::FleetPki& pki);
+
+// One warning per member whose agent has a certificate within 30 days of its end (or past it),
+// naming the one that ends first (tls::expiryNote), then one for the fleet CA and one for
+// etcd-fleet's certificate when they are.
+std::vector<std::string> certificateWarnings(const std::vector<StatusRow>& rows,
+                                             const std::optional<FleetCertificates>& fleet,
+                                             tls::TimePoint now);
 
 // One row per inventory member (in inventory order, from its agent's answer), then one per member
 // the cluster lists that the inventory does not know. The member list is current while an
@@ -48,9 +71,12 @@ struct StatusRequest {
   Inventory inventory;
   std::vector<std::string> endpoints;          // the cluster's, for its member list
   Duration timeout = std::chrono::seconds(2);  // for each agent and for the member list
+  std::optional<FleetCertificates> pki;        // a fleet with a CA: its expiry is warned of
+  tls::TimePoint now = std::chrono::system_clock::now();  // what certificates are judged at
 };
 
-// Never fails for an unreachable agent or cluster: those are rows and warnings.
+// Never fails for an unreachable agent or cluster: those are rows and warnings (and so is a
+// certificate near its end: certificateWarnings).
 std::vector<StatusRow> fleetStatus(const Env& env, const StatusRequest& request);
 
 }  // namespace etcdagent::fleet

@@ -1,7 +1,12 @@
 #include "tls/csr.hpp"
 
+#include <fcntl.h>
 #include <openssl/pem.h>
+#include <unistd.h>
 
+#include <cerrno>
+
+#include "common/file_util.hpp"
 #include "tls/names.hpp"
 #include "tls/openssl_error.hpp"
 
@@ -100,6 +105,32 @@ Result<Csr> Csr::parse(std::string_view pem) {
                                             " subject alternative names (" +
                                             std::to_string(kMaxSans) + " at most)");
   }
+  return csr;
+}
+
+Result<Csr> Csr::load(const std::string& path) {
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd.valid()) {
+    return fail(errno == ENOENT ? Errc::kNotFound : Errc::kIo,
+                "cannot open " + path + ": " + errnoText(errno));
+  }
+  // One byte more than a CSR may have tells a file that is too large from one that fits.
+  std::string text(kMaxCsrSize + 1, '\0');
+  std::size_t got = 0;
+  while (got < text.size()) {
+    const ssize_t n = ::read(fd.get(), text.data() + got, text.size() - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return fail(Errc::kIo, "cannot read " + path + ": " + errnoText(errno));
+    if (n == 0) break;
+    got += static_cast<std::size_t>(n);
+  }
+  if (got > kMaxCsrSize) {
+    return fail(Errc::kInvalidArgument,
+                path + " is larger than " + std::to_string(kMaxCsrSize) + " bytes: not a CSR");
+  }
+  text.resize(got);
+  auto csr = parse(text);
+  if (!csr) return fail(csr.error().context(path));
   return csr;
 }
 

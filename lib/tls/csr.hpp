@@ -28,6 +28,9 @@ class Csr {
   // than kMaxSans SANs, a SAN that is neither an IP address nor a DNS name or longer than
   // kMaxNameLength.
   static Result<Csr> parse(std::string_view pem);
+  // parse() of a file (a CSR an application made); reads at most kMaxCsrSize bytes, and every
+  // error names the path.
+  static Result<Csr> load(const std::string& path);
 
   [[nodiscard]] const std::string& commonName() const { return common_name_; }
   // Canonical spellings (names.hpp), in the CSR's order.

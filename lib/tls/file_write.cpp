@@ -69,4 +69,8 @@ Result<void> writeSecureFile(const std::string& path, std::string_view bytes, un
   return fsyncDirectory(directoryOf(path));
 }
 
+RemoveOnFailure::~RemoveOnFailure() {
+  for (const auto& p : paths_) ::unlink(p.c_str());
+}
+
 }  // namespace etcdagent::tls

@@ -4,6 +4,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "common/error.hpp"
 
@@ -17,5 +18,20 @@ enum class Overwrite;
 // and the path ("a key already exists at /p/ca.key").
 Result<void> writeSecureFile(const std::string& path, std::string_view bytes, unsigned mode,
                              Overwrite overwrite, std::string_view what);
+
+// Removes the files it was told about unless dismissed: a step that writes several files and fails
+// half-way leaves none of them behind.
+class RemoveOnFailure {
+ public:
+  RemoveOnFailure() = default;
+  RemoveOnFailure(const RemoveOnFailure&) = delete;
+  RemoveOnFailure& operator=(const RemoveOnFailure&) = delete;
+  ~RemoveOnFailure();
+  void add(std::string path) { paths_.push_back(std::move(path)); }
+  void dismiss() { paths_.clear(); }
+
+ private:
+  std::vector<std::string> paths_;
+};
 
 }  // namespace etcdagent::tls

@@ -6,10 +6,10 @@
 
 #include <cerrno>
 #include <filesystem>
-#include <vector>
 
 #include "common/file_util.hpp"
 #include "tls/csr.hpp"
+#include "tls/file_write.hpp"
 #include "tls/sign.hpp"
 
 namespace etcdagent::tls {
@@ -19,22 +19,6 @@ bool exists(const std::string& path) {
   struct stat st {};
   return ::lstat(path.c_str(), &st) == 0;
 }
-
-// Removes the files it was told about unless dismissed: a failed init leaves no half PKI.
-class Cleanup {
- public:
-  void add(std::string path) { paths_.push_back(std::move(path)); }
-  void dismiss() { paths_.clear(); }
-  Cleanup() = default;
-  Cleanup(const Cleanup&) = delete;
-  Cleanup& operator=(const Cleanup&) = delete;
-  ~Cleanup() {
-    for (const auto& p : paths_) ::unlink(p.c_str());
-  }
-
- private:
-  std::vector<std::string> paths_;
-};
 
 Result<void> privateDirectory(const std::string& dir) {
   if (auto r = createPrivateDirectories(dir); !r) return r;
@@ -88,7 +72,7 @@ Result<FleetPki> initFleetPki(const std::string& inventory_path,
 
   // The key first: the CA exists once ca.key does, and a second init racing this one loses at
   // the link(2) of ca.key instead of overwriting anything.
-  Cleanup cleanup;
+  RemoveOnFailure cleanup;
   if (auto r = writeKeyFile(paths.ca_key, ca->key, Overwrite::kNo); !r) {
     if (r.error().code == Errc::kAlreadyExists) {
       return fail(Errc::kAlreadyExists,

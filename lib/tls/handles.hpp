@@ -32,6 +32,8 @@ using BignumPtr = std::unique_ptr<BIGNUM, OpenSslFree<BIGNUM, BN_free>>;
 using Asn1IntegerPtr = std::unique_ptr<ASN1_INTEGER, OpenSslFree<ASN1_INTEGER, ASN1_INTEGER_free>>;
 using Asn1OctetStringPtr =
     std::unique_ptr<ASN1_OCTET_STRING, OpenSslFree<ASN1_OCTET_STRING, ASN1_OCTET_STRING_free>>;
+using Asn1BitStringPtr =
+    std::unique_ptr<ASN1_BIT_STRING, OpenSslFree<ASN1_BIT_STRING, ASN1_BIT_STRING_free>>;
 using GeneralNamePtr = std::unique_ptr<GENERAL_NAME, OpenSslFree<GENERAL_NAME, GENERAL_NAME_free>>;
 using GeneralNamesPtr =
     std::unique_ptr<GENERAL_NAMES, OpenSslFree<GENERAL_NAMES, GENERAL_NAMES_free>>;

@@ -77,6 +77,31 @@ TEST(Metrics, AMemberRemovedFromItsClusterIsUnhealthyAndHasItsOwnPhase) {
             std::string::npos);
 }
 
+TEST(Metrics, ExportsEachCertificatesExpiryOfAnEnrolledAgent) {
+  auto s = status(v1::MEMBER_PHASE_RUNNING, true);
+  for (const auto& [name, end] : std::vector<std::pair<std::string, std::int64_t>>{
+           {"api", 1900000000}, {"etcd-server", 1800000000}, {"ca", 2100000000}}) {
+    auto* c = s.add_certificates();
+    c->set_name(name);
+    c->set_not_after(end);
+  }
+  auto r = metrics(s);
+  EXPECT_NE(r.body.find("# TYPE etcd_agent_certificate_expiry_timestamp_seconds gauge\n"
+                        "etcd_agent_certificate_expiry_timestamp_seconds{member=\"m1\","
+                        "certificate=\"api\"} 1900000000\n"
+                        "etcd_agent_certificate_expiry_timestamp_seconds{member=\"m1\","
+                        "certificate=\"etcd-server\"} 1800000000\n"
+                        "etcd_agent_certificate_expiry_timestamp_seconds{member=\"m1\","
+                        "certificate=\"ca\"} 2100000000\n"),
+            std::string::npos)
+      << r.body;
+}
+
+TEST(Metrics, APlaintextAgentHasNoCertificateSamples) {
+  auto r = metrics(status(v1::MEMBER_PHASE_RUNNING, true));
+  EXPECT_EQ(r.body.find("etcd_agent_certificate_expiry"), std::string::npos) << r.body;
+}
+
 TEST(HttpServer, RoutesByLongestPrefixAndDecodesQueries) {
   boost::asio::io_context io;
   HttpServer server(io);

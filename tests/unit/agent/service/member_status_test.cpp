@@ -140,5 +140,48 @@ TEST(MemberStatus, EtcdsLastLinesAreShownWhenSomethingWentWrong) {
   EXPECT_EQ(s.last_etcd_lines(1), "last line");
 }
 
+// The certificate note: decided from the certificates and a time passed in, never the clock.
+const tls::TimePoint kNow = std::chrono::sys_days(std::chrono::year_month_day(
+    std::chrono::year(2030), std::chrono::month(6), std::chrono::day(1)));
+
+CertificateStatus enrolled(std::chrono::seconds server_left) {
+  return {.certificates = {{"api", kNow + std::chrono::days(300)},
+                           {"etcd-server", kNow + server_left},
+                           {"etcd-peer", kNow + std::chrono::days(300)},
+                           {"etcd-client", kNow + std::chrono::days(300)},
+                           {"ca", kNow + std::chrono::days(3000)}},
+          .now = kNow};
+}
+
+TEST(MemberStatus, TheStatusLineNamesACertificateThatExpiresWithinThirtyDays) {
+  World w;
+  const std::string line = "member m1 · leader · cluster prod · 3 voting + 1 learner · rev 42";
+  EXPECT_EQ(statusLine(w.view(S::kRunning), enrolled(std::chrono::days(30))), line);
+  EXPECT_EQ(statusLine(w.view(S::kRunning), enrolled(std::chrono::days(12) + 3h)),
+            line + " · certificate etcd-server expires in 12 days");
+  EXPECT_EQ(statusLine(w.view(S::kWaiting), enrolled(std::chrono::days(2))),
+            "waiting for a bootstrap plan · certificate etcd-server expires in 2 days");
+  const auto expired = enrolled(-std::chrono::days(1));
+  EXPECT_EQ(statusLine(w.view(S::kRunning), expired),
+            line + " · certificate etcd-server expired on 2030-05-31T00:00:00Z");
+  // GetStatus says the same, and lists every certificate with its end.
+  const auto s = agentStatus(w.view(S::kRunning), expired);
+  EXPECT_EQ(s.status_line(), statusLine(w.view(S::kRunning), expired));
+  ASSERT_EQ(s.certificates_size(), 5);
+  EXPECT_EQ(s.certificates(1).name(), "etcd-server");
+  EXPECT_EQ(s.certificates(1).not_after(), std::chrono::duration_cast<std::chrono::seconds>(
+                                               (kNow - std::chrono::days(1)).time_since_epoch())
+                                               .count());
+  EXPECT_EQ(s.certificates(4).name(), "ca");
+}
+
+TEST(MemberStatus, AnAgentThatIsNotEnrolledHasNoCertificatesAndNoNote) {
+  World w;
+  const auto s = agentStatus(w.view(S::kRunning), {.certificates = {}, .now = kNow});
+  EXPECT_EQ(s.certificates_size(), 0);
+  EXPECT_EQ(s.status_line(), "member m1 · leader · cluster prod · 3 voting + 1 learner · rev 42");
+  EXPECT_EQ(agentStatus(w.view(S::kRunning)).status_line(), s.status_line());
+}
+
 }  // namespace
 }  // namespace etcdagent::agent

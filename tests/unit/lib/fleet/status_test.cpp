@@ -80,5 +80,72 @@ TEST(FleetStatus, AsksEveryAgentAndTheClusterAndWarnsOfWhatDidNotAnswer) {
       << w.progress.warnings[0];
 }
 
+const tls::TimePoint kNow = std::chrono::sys_days(std::chrono::year_month_day(
+    std::chrono::year(2030), std::chrono::month(6), std::chrono::day(1)));
+
+std::int64_t unixSeconds(tls::TimePoint t) {
+  return std::chrono::duration_cast<std::chrono::seconds>(t.time_since_epoch()).count();
+}
+
+TEST(StatusRows, CarryEachAgentsCertificates) {
+  auto enrolled = running(0x11, v1::MEMBER_PHASE_RUNNING, true);
+  auto* c = enrolled.add_certificates();
+  c->set_name("etcd-server");
+  c->set_not_after(unixSeconds(kNow + std::chrono::days(12)));
+  std::vector<Result<v1::AgentStatus>> agents{enrolled,
+                                              running(0x12, v1::MEMBER_PHASE_RUNNING, false)};
+  auto rows = fleet::statusRows(twoMembers(), agents, std::vector<membership::MemberInfo>{});
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].certificates,
+            (std::vector<tls::CertificateExpiry>{{"etcd-server", kNow + std::chrono::days(12)}}));
+  EXPECT_TRUE(rows[1].certificates.empty()) << "a plaintext agent has none";
+}
+
+TEST(CertificateWarnings, NameEachMemberAndTheFleetsOwnCertificatesWithinThirtyDays) {
+  using std::chrono::days;
+  fleet::StatusRow soon{.host = "127.0.0.11", .name = "m1"};
+  soon.certificates = {
+      {"api", kNow + days(200)}, {"etcd-peer", kNow + days(12)}, {"ca", kNow + days(3000)}};
+  fleet::StatusRow fine{.host = "127.0.0.12", .name = "m2"};
+  fine.certificates = {{"api", kNow + days(30)}, {"ca", kNow + days(3000)}};
+  fleet::StatusRow plain{.host = "127.0.0.13", .name = "m3"};
+  const fleet::FleetCertificates pki{.ca_path = "/op/pki/ca.crt",
+                                     .ca_not_after = kNow + days(3000),
+                                     .fleet_path = "/op/pki/fleet.crt",
+                                     .fleet_not_after = kNow + days(300)};
+  EXPECT_EQ(fleet::certificateWarnings({soon, fine, plain}, pki, kNow),
+            (std::vector<std::string>{
+                "the agent of m1 on 127.0.0.11: certificate etcd-peer expires in 12 days"}));
+  EXPECT_TRUE(fleet::certificateWarnings({fine, plain}, std::nullopt, kNow).empty());
+
+  auto ending = pki;
+  ending.ca_not_after = kNow + days(20);
+  ending.fleet_not_after = kNow - days(1);
+  EXPECT_EQ(fleet::certificateWarnings({plain}, ending, kNow),
+            (std::vector<std::string>{
+                "the fleet CA (/op/pki/ca.crt) expires in 20 days: every certificate of the "
+                "fleet ends with it",
+                "etcd-fleet's own certificate (/op/pki/fleet.crt) expired on "
+                "2030-05-31T00:00:00Z: without it etcd-fleet cannot reach the agents or etcd"}));
+}
+
+TEST(FleetStatus, WarnsOfTheFleetsCertificatesAtTheTimeItIsGiven) {
+  FleetWorld w;
+  std::vector<FakeHost*> hosts{&w.fleet.addHost(11, "m1")};
+  w.fleet.formCluster("prod", hosts);
+  auto inv = w.saveInventoryOf("prod", hosts);
+  const fleet::FleetCertificates pki{.ca_path = "/op/pki/ca.crt",
+                                     .ca_not_after = kNow + std::chrono::days(3000),
+                                     .fleet_path = "/op/pki/fleet.crt",
+                                     .fleet_not_after = kNow + std::chrono::days(3)};
+  (void)fleet::fleetStatus(w.env(), {.inventory = inv, .pki = pki, .now = kNow});
+  ASSERT_EQ(w.progress.warnings.size(), 1u);
+  EXPECT_EQ(w.progress.warnings[0].rfind("etcd-fleet's own certificate (/op/pki/fleet.crt) "
+                                         "expires in 3 days",
+                                         0),
+            0u)
+      << w.progress.warnings[0];
+}
+
 }  // namespace
 }  // namespace etcdagent::testing

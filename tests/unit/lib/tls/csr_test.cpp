@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <openssl/pem.h>
 
+#include "tests/unit/lib/tls/tls_test_support.hpp"
 #include "tls/names.hpp"
 
 namespace etcdagent::tls {
@@ -154,6 +155,44 @@ TEST(Csr, RefusesACsrWithoutACommonName) {
   auto csr = Csr::parse(rawCsr(*key, "", nullptr));
   ASSERT_FALSE(csr);
   EXPECT_NE(csr.error().message.find("common name"), std::string::npos) << csr.error().message;
+}
+
+class CsrFileTest : public testing::TempDirTest {
+ protected:
+  std::string write(const std::string& name, const std::string& text) {
+    std::ofstream(file(name), std::ios::binary) << text;
+    return file(name);
+  }
+};
+
+TEST_F(CsrFileTest, LoadsACsrFileAndNamesTheFileInEveryError) {
+  auto key = Key::generate();
+  ASSERT_TRUE(key);
+  auto pem = createCsr(*key, {.common_name = "app1"});
+  ASSERT_TRUE(pem);
+  auto csr = Csr::load(write("app1.csr", *pem));
+  ASSERT_TRUE(csr) << csr.error().message;
+  EXPECT_EQ(csr->commonName(), "app1");
+
+  auto missing = Csr::load(file("missing.csr"));
+  ASSERT_FALSE(missing);
+  EXPECT_EQ(missing.error().code, Errc::kNotFound);
+  EXPECT_EQ(missing.error().message,
+            "cannot open " + file("missing.csr") + ": No such file or directory");
+  auto garbled = Csr::load(write("garbled.csr", "not a csr"));
+  ASSERT_FALSE(garbled);
+  EXPECT_EQ(garbled.error().message.rfind(file("garbled.csr") + ": not a PEM CSR", 0), 0U)
+      << garbled.error().message;
+  // Read no further than a CSR may be: a huge file (or a device) is refused after 16 KiB.
+  auto huge = Csr::load(write("huge.csr", std::string(kMaxCsrSize + 1, 'x')));
+  ASSERT_FALSE(huge);
+  EXPECT_EQ(huge.error().message, file("huge.csr") + " is larger than 16384 bytes: not a CSR");
+  auto device = Csr::load("/dev/zero");
+  ASSERT_FALSE(device);
+  EXPECT_EQ(device.error().message, "/dev/zero is larger than 16384 bytes: not a CSR");
+  auto directory = Csr::load(dir_);
+  ASSERT_FALSE(directory);
+  EXPECT_NE(directory.error().message.find(dir_), std::string::npos);
 }
 
 }  // namespace
