@@ -11,7 +11,6 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
-#include <sstream>
 #include <thread>
 
 #include "tests/support/agent_harness.hpp"
@@ -24,29 +23,6 @@ namespace {
 using namespace std::chrono_literals;
 using ::testing::HasSubstr;
 using ::testing::Not;
-
-std::string readText(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-unsigned modeOf(const std::string& path) {
-  struct stat st {};
-  EXPECT_EQ(::stat(path.c_str(), &st), 0) << path;
-  return st.st_mode & 07777;
-}
-
-template <class Done>
-bool eventually(Done done, std::chrono::milliseconds timeout = 60s) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (!done()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(100ms);
-  }
-  return true;
-}
 
 // A fleet with a CA and N agents on 127.0.0.<first+i> that wait with an enrollment token (the
 // first `members` of them are bootstrapped by the tests; the others are spares).
@@ -166,7 +142,7 @@ TEST_F(AuthFleet, AuthSetupNamesTheFleetsCertificatesRefusesOthersAndKeepsTheFle
   EXPECT_THAT(setup.out, HasSubstr("authentication enabled"));
   EXPECT_THAT(setup.out, HasSubstr("etcd-fleet's certificate is served as user etcd-fleet"));
   const std::string password_file = pki() + "/root.password";
-  EXPECT_EQ(modeOf(password_file), 0600U);
+  EXPECT_EQ(fileMode(password_file), 0600U);
   std::string password = readText(password_file);
   ASSERT_EQ(password.size(), 33U) << "32 characters and a newline";
   password.pop_back();
@@ -257,18 +233,23 @@ TEST_F(AuthFleet, AuthSetupNamesTheFleetsCertificatesRefusesOthersAndKeepsTheFle
     auto local = AgentClient::connect("unix:" + agents_[i]->socketPath(), 5s);
     ASSERT_TRUE(local);
     v1::AgentStatus s;
-    EXPECT_TRUE(eventually([&] {
-      auto st = local->status();
-      if (st) s = *st;
-      return st && st->healthy() && st->revision() >= 3;
-    })) << s.DebugString();
+    EXPECT_TRUE(eventually(
+        [&] {
+          auto st = local->status();
+          if (st) s = *st;
+          return st && st->healthy() && st->revision() >= 3;
+        },
+        60s))
+        << s.DebugString();
   }
   RunResult status;
-  EXPECT_TRUE(eventually([&] {
-    status = etcdFleet({"status"});
-    return status.exit_code == 0 && status.out.find("leader") != std::string::npos;
-  })) << status.out
-      << status.err;
+  EXPECT_TRUE(eventually(
+      [&] {
+        status = etcdFleet({"status"});
+        return status.exit_code == 0 && status.out.find("leader") != std::string::npos;
+      },
+      60s))
+      << status.out << status.err;
 
   // Again: nothing changes, and it says so.
   auto again = etcdFleet({"auth", "setup"});
@@ -289,10 +270,13 @@ TEST_F(AuthFleet, AuthSetupNamesTheFleetsCertificatesRefusesOthersAndKeepsTheFle
   EXPECT_THAT(replaced.out, HasSubstr("the cluster is back to 3 voters"));
   auto local4 = AgentClient::connect("unix:" + agents_[3]->socketPath(), 5s);
   ASSERT_TRUE(local4);
-  EXPECT_TRUE(eventually([&] {
-    auto st = local4->status();
-    return st && st->healthy() && st->phase() == v1::MEMBER_PHASE_RUNNING;
-  })) << readText(agents_[3]->logPath());
+  EXPECT_TRUE(eventually(
+      [&] {
+        auto st = local4->status();
+        return st && st->healthy() && st->phase() == v1::MEMBER_PHASE_RUNNING;
+      },
+      60s))
+      << readText(agents_[3]->logPath());
   EXPECT_EQ(etcdctlAs("https://" + agents_[3]->clientEndpoint(),
                       agents_[3]->pkiDir() + "/etcd-client.crt",
                       agents_[3]->pkiDir() + "/etcd-client.key", {"get", "health"})
@@ -313,7 +297,7 @@ TEST_F(AuthFleet, BootstrapWithAuthFormsAClusterWithAuthOn) {
   ASSERT_EQ(formed.exit_code, 0) << formed.out << formed.err << readText(agents_[0]->logPath());
   EXPECT_THAT(formed.err, HasSubstr("authentication enabled"));
   EXPECT_THAT(formed.out, HasSubstr("leader"));
-  EXPECT_EQ(modeOf(pki() + "/root.password"), 0600U);
+  EXPECT_EQ(fileMode(pki() + "/root.password"), 0600U);
   auto auth_status = etcdFleet({"auth", "status"});
   EXPECT_THAT(auth_status.out, HasSubstr("Authentication Status: true")) << auth_status.err;
   signClientCertificate("nobody");

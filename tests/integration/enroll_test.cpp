@@ -25,32 +25,9 @@ namespace {
 using namespace std::chrono_literals;
 using ::testing::HasSubstr;
 
-std::string readText(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 bool exists(const std::string& path) {
   struct stat st {};
   return ::stat(path.c_str(), &st) == 0;
-}
-
-unsigned modeOf(const std::string& path) {
-  struct stat st {};
-  EXPECT_EQ(::stat(path.c_str(), &st), 0) << path;
-  return st.st_mode & 07777;
-}
-
-template <class Done>
-bool eventually(Done done, std::chrono::milliseconds timeout = 30s) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (!done()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(50ms);
-  }
-  return true;
 }
 
 // GetStatus over mutual TLS with the given client identity ("" = none), verifying the agent's
@@ -119,9 +96,9 @@ TEST_F(Enroll, AnAgentWithATokenIsEnrolledByEtcdFleetAndThenServesOnlyMutualTls)
   waitServing(agent);
   EXPECT_THAT(readText(agent.logPath()), HasSubstr("waiting for enrollment (token " + id + ")"));
   // Its keys are made, private; no certificate yet; plaintext is not served on its port.
-  EXPECT_EQ(modeOf(agent.pkiDir()), 0700U);
+  EXPECT_EQ(fileMode(agent.pkiDir()), 0700U);
   for (const char* use : {"api", "etcd-server", "etcd-peer", "etcd-client"}) {
-    EXPECT_EQ(modeOf(agent.pkiDir() + "/" + use + ".key"), 0600U) << use;
+    EXPECT_EQ(fileMode(agent.pkiDir() + "/" + use + ".key"), 0600U) << use;
     EXPECT_FALSE(exists(agent.pkiDir() + "/" + use + ".crt")) << use;
   }
   auto plain = agent.client().status();
@@ -133,7 +110,7 @@ TEST_F(Enroll, AnAgentWithATokenIsEnrolledByEtcdFleetAndThenServesOnlyMutualTls)
   // The agent stored its certificates, dropped the token and serves mutual TLS.
   EXPECT_FALSE(exists(agent.tokenFile()));
   for (const char* use : {"api", "etcd-server", "etcd-peer", "etcd-client"}) {
-    EXPECT_EQ(modeOf(agent.pkiDir() + "/" + use + ".crt"), 0600U) << use;
+    EXPECT_EQ(fileMode(agent.pkiDir() + "/" + use + ".crt"), 0600U) << use;
   }
   EXPECT_THAT(readText(agent.logPath()), HasSubstr("now requires the fleet's client certificates"));
   auto list = etcdFleet({"token", "list", "-w", "json"});

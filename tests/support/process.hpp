@@ -9,6 +9,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace etcdagent::testing {
@@ -71,6 +72,24 @@ class Child {
   bool fill(std::chrono::milliseconds timeout);
   void reap(bool block);
 };
+
+// The whole text of `path` ("" when it cannot be read): a log or a file a test looks into.
+std::string readText(const std::string& path);
+
+// The permission bits of `path` (0, and a test failure, when it cannot be examined).
+unsigned fileMode(const std::string& path);
+
+// Asks `done` every 50 ms until it holds or `timeout` passed; whether it held. For waiting on a
+// state (bounded), never on a time.
+template <class Done>
+bool eventually(Done done, std::chrono::milliseconds timeout = 30s) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(50ms);
+  }
+  return true;
+}
 
 // A TCP port on 127.0.0.1 that was free a moment ago.
 int freePort();

@@ -168,11 +168,6 @@ struct AuthSetup : ::testing::Test {
     return n;
   }
 
-  std::size_t firstCall(const std::string& call) {
-    auto calls = w.fleet.calls();
-    return static_cast<std::size_t>(std::find(calls.begin(), calls.end(), call) - calls.begin());
-  }
-
   FleetWorld w;
   std::vector<FakeHost*> hosts;
   FakeHost* spare = nullptr;
