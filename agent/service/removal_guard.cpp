@@ -14,6 +14,7 @@
 
 #include "etcd/client.hpp"
 #include "etcd/etcdserverpb/rpc.grpc.pb.h"
+#include "etcd/probe_keys.hpp"
 
 namespace etcdagent::agent {
 namespace {
@@ -66,7 +67,7 @@ ClusterView askEndpoint(const std::string& endpoint, milliseconds timeout,
     return view;
   }
   etcdserverpb::RangeRequest read;
-  read.set_key("etcd-agent/removal-check");
+  read.set_key(std::string(etcd::kRemovalCheckKey));
   read.set_count_only(true);  // serializable=false: linearizable
   auto r = (*client)->call<&etcdserverpb::KV::Stub::Range>(read, {etcd::Retry::kOnce, timeout});
   // etcd checks permissions after the read index: an auth refusal still proves quorum.

@@ -1,6 +1,7 @@
 #include "agent/supervisor/health.hpp"
 
 #include "etcd/etcdserverpb/rpc.grpc.pb.h"
+#include "etcd/probe_keys.hpp"
 
 namespace etcdagent::agent {
 namespace {
@@ -30,7 +31,7 @@ MemberHealth check(etcd::Client& client) {
   h.db_size_in_use = status->dbsizeinuse();
 
   etcdserverpb::RangeRequest read;
-  read.set_key("health");
+  read.set_key(std::string(etcd::kHealthKey));
   read.set_count_only(true);
   auto range = client.call<&KV::Stub::Range>(read, {etcd::Retry::kRepeatable});
   if (!range && range.error().code != Errc::kPermissionDenied) {

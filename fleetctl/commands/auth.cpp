@@ -3,6 +3,7 @@
 
 #include "fleetctl/commands/auth.hpp"
 
+#include "etcd/auth_state.hpp"
 #include "etcd/etcdserverpb/rpc.grpc.pb.h"
 #include "fleetctl/commands/commands.hpp"
 #include "fleetctl/commands/util.hpp"
@@ -12,10 +13,6 @@ namespace etcdagent::fleet {
 namespace {
 
 using etcdserverpb::Auth;
-
-bool mentions(const Error& e, std::string_view text) {
-  return e.message.find(text) != std::string::npos;
-}
 
 CommandResult runAuthEnable(Context& ctx) {
   if (!ctx.args().empty()) return badArgs("auth enable command does not accept any arguments");
@@ -30,17 +27,17 @@ CommandResult runAuthEnable(Context& ctx) {
       return {};
     }
     const Error& e = enabled.error();
-    if (mentions(e, "root user does not exist")) {
+    if (etcd::says(e, "root user does not exist")) {
       return commandError(exitcode::kError,
                           e.message +
                               "; create the root user first (`user add root`), then run `auth "
                               "enable` again: it grants the root role to root");
     }
-    if (attempt > 0 || !mentions(e, "root user does not have root role")) return commandError(e);
+    if (attempt > 0 || !etcd::says(e, "root user does not have root role")) return commandError(e);
     etcdserverpb::AuthRoleAddRequest add;
     add.set_name("root");
     if (auto r = client.call<&Auth::Stub::RoleAdd>(add); !r) {
-      if (r.error().code == Errc::kFailedPrecondition && mentions(r.error(), "already exists")) {
+      if (r.error().code == Errc::kFailedPrecondition && etcd::says(r.error(), "already exists")) {
         return commandError(exitcode::kError,
                             r.error().message +
                                 "; the root role exists but user root does not have it: run "
@@ -65,37 +62,20 @@ CommandResult runAuthDisable(Context& ctx) {
   return {};
 }
 
-// etcd 3.5 answers AuthStatus; etcd 3.4 does not know it (UNIMPLEMENTED). Then the state is
-// probed with an Authenticate request for the empty user name, which needs no permission and
-// changes nothing: etcd checks whether auth is enabled before it looks at the user.
+// etcd::authState: AuthStatus on etcd 3.5, a probe on etcd 3.4 (lib/etcd/auth_state.hpp).
 CommandResult runAuthStatus(Context& ctx) {
   if (!ctx.args().empty()) return badArgs("auth status command does not accept any arguments");
   if (auto r = requireFormat(ctx, printAuthStatus); !r) return r;
   FLEET_TRY_CLIENT(client, ctx);
-  auto status = client.call<&Auth::Stub::AuthStatus>(etcdserverpb::AuthStatusRequest{},
-                                                     {etcd::Retry::kRepeatable});
-  if (status) {
-    printAuthStatus(ctx.output(), status->enabled(), status->authrevision(), &status->header());
-    return {};
+  auto state = etcd::authState(client);
+  if (!state) return commandError(state.error());
+  if (state->status) {
+    printAuthStatus(ctx.output(), state->enabled, state->status->authrevision(),
+                    &state->status->header());
+  } else {
+    printAuthStatus(ctx.output(), state->enabled, std::nullopt, nullptr);
   }
-  if (status.error().code != Errc::kUnimplemented) return commandError(status.error());
-
-  auto probe = client.call<&Auth::Stub::Authenticate>(etcdserverpb::AuthenticateRequest{},
-                                                      {etcd::Retry::kRepeatable});
-  if (!probe && probe.error().code == Errc::kFailedPrecondition &&
-      mentions(probe.error(), "authentication is not enabled")) {
-    printAuthStatus(ctx.output(), false, std::nullopt, nullptr);
-    return {};
-  }
-  if (!probe && probe.error().code == Errc::kInvalidArgument &&
-      mentions(probe.error(), "authentication failed")) {
-    printAuthStatus(ctx.output(), true, std::nullopt, nullptr);
-    return {};
-  }
-  if (!probe) return commandError(probe.error());
-  return commandError(exitcode::kError,
-                      "cannot tell whether authentication is enabled: etcd accepted an empty "
-                      "user name; upgrade etcd to 3.5 or later for `auth status`");
+  return {};
 }
 
 }  // namespace
@@ -133,6 +113,7 @@ std::vector<Command> authCommands() {
           "refusal as a warning).\n\tThe auth revision is not available from etcd 3.4.",
       .run = runAuthStatus,
   });
+  auth.children.push_back(authSetupCommand());
   return {std::move(auth), userCommand(), roleCommand()};
 }
 

@@ -13,8 +13,9 @@
 
 namespace etcdagent::fleet {
 
-Command userCommand();  // user.cpp
-Command roleCommand();  // role.cpp
+Command userCommand();       // user.cpp
+Command roleCommand();       // role.cpp
+Command authSetupCommand();  // auth_setup.cpp: `auth setup`, etcd-fleet's own
 
 // etcdctl's permission types: read, write, readwrite, in any case.
 Result<authpb::Permission::Type> parsePermissionType(std::string_view text);

@@ -73,7 +73,8 @@ CommandResult runBootstrap(Context& ctx) {
                                                    .inventory_path = fleet_path,
                                                    .previous = std::move(*previous),
                                                    .timeout = f.getDuration("timeout"),
-                                                   .agent_timeout = agent_timeout});
+                                                   .agent_timeout = agent_timeout,
+                                                   .auth = f.getBool("auth")});
   if (!formed) return flowError(formed.error());
   ctx.out() << finalTable(*formed);
   return {};
@@ -84,7 +85,7 @@ CommandResult runBootstrap(Context& ctx) {
 std::vector<Command> bootstrapCommands() {
   return {{.name = "bootstrap",
            .usage = "bootstrap --hosts H1,H2,H3 [--names m1,m2,m3] [--cluster TOKEN] "
-                    "[--mode static|discovery] [--from-snapshot FILE]",
+                    "[--mode static|discovery] [--from-snapshot FILE] [--auth]",
            .summary = "Forms a new etcd cluster from the etcd-agents on the given hosts",
            .description =
                "\tAsks every agent for its identity and ports (Preflight), computes one plan,\n"
@@ -94,7 +95,8 @@ std::vector<Command> bootstrapCommands() {
                "\tand wipes the members that never became healthy. Agents that all hold\n"
                "\tmembers of one cluster already (formed from agent.toml) are adopted: it\n"
                "\twaits for that cluster and writes the inventory. --from-snapshot FILE\n"
-               "\tstarts every member of the new cluster from a snapshot.",
+               "\tstarts every member of the new cluster from a snapshot. --auth then sets up\n"
+               "\tetcd's RBAC and enables authentication, as `etcd-fleet auth setup` does.",
            .flags =
                [](FlagSet& fl) {
                  fl.string("hosts", 0, "",
@@ -110,6 +112,8 @@ std::vector<Command> bootstrapCommands() {
                      .duration("agent-timeout", 0, "5s", "how long to try reaching each agent")
                      .string("from-snapshot", 0, "",
                              "restore: every member starts from this snapshot (a new cluster)")
+                     .boolean("auth", 0, false,
+                              "then set up etcd's RBAC and enable authentication (auth setup)")
                      .boolean("abort", 0, false,
                               "stop and wipe the members that never became healthy (hosts "
                               "from --hosts or the inventory)");

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "etcd/etcdserverpb/rpc.grpc.pb.h"
+#include "etcd/probe_keys.hpp"
 #include "fleet/fan_out.hpp"
 #include "fleetctl/commands/cluster.hpp"
 #include "fleetctl/commands/util.hpp"
@@ -39,7 +40,7 @@ EndpointHealth checkHealth(const etcd::Client& base, const std::string& endpoint
     return h;
   }
   etcdserverpb::RangeRequest req;
-  req.set_key("health");
+  req.set_key(std::string(etcd::kHealthKey));
   start = std::chrono::steady_clock::now();
   auto resp = (*client)->call<&KV::Stub::Range>(req, {etcd::Retry::kRepeatable});
   h.took = formatDuration(std::chrono::steady_clock::now() - start);

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 
 #include "common/durable_file.hpp"
@@ -73,6 +74,26 @@ Result<void> createPrivateDirectories(const std::string& path) {
     return fail(Errc::kIo, path + " is not a directory");
   }
   return {};
+}
+
+Result<void> checkPrivateDirectory(const std::string& dir, std::string_view holds) {
+  struct stat st {};
+  if (::stat(dir.c_str(), &st) != 0) {
+    return fail(Errc::kIo, "cannot stat " + dir + ": " + errnoText(errno));
+  }
+  if (!S_ISDIR(st.st_mode)) return fail(Errc::kFailedPrecondition, dir + " is not a directory");
+  if ((st.st_mode & 077) != 0) {
+    return fail(Errc::kFailedPrecondition,
+                dir + " is open to other users (mode " + octalMode(st.st_mode) + "): it holds " +
+                    std::string(holds) + "; make it private with chmod 700 " + dir);
+  }
+  return {};
+}
+
+std::string octalMode(unsigned mode) {
+  char buf[8];
+  std::snprintf(buf, sizeof buf, "%04o", mode & 07777U);
+  return buf;
 }
 
 }  // namespace etcdagent

@@ -24,6 +24,14 @@ Result<void> fsyncDirectory(const std::string& dir);
 // exists already keeps its mode: only what this call created is chmodded.
 Result<void> createPrivateDirectories(const std::string& path);
 
+// Refuses (kFailedPrecondition) a directory that group or others may access, saying what it
+// holds and to chmod 700 it: another user who can write it could swap the files in it. kIo when
+// it cannot be examined.
+Result<void> checkPrivateDirectory(const std::string& dir, std::string_view holds);
+
+// A file mode as ls -l's octal digits: "0644".
+std::string octalMode(unsigned mode);
+
 // errno as text, for messages: "No such file or directory".
 std::string errnoText(int err);
 

@@ -28,11 +28,17 @@ bool isAuthNotEnabled(const grpc::Status& s) {
          s.error_message().find("authentication is not enabled") != std::string::npos;
 }
 
+// Users or roles changed between the request's authentication and its apply: etcd refused it
+// before it took effect.
+bool isStaleAuthRevision(const grpc::Status& s) {
+  return s.error_code() == grpc::StatusCode::INVALID_ARGUMENT &&
+         s.error_message().find("revision of auth store is old") != std::string::npos;
+}
+
 bool isExpiredToken(const grpc::Status& s) {
   return (s.error_code() == grpc::StatusCode::UNAUTHENTICATED &&
           s.error_message().find("invalid auth token") != std::string::npos) ||
-         (s.error_code() == grpc::StatusCode::INVALID_ARGUMENT &&
-          s.error_message().find("revision of auth store is old") != std::string::npos);
+         isStaleAuthRevision(s);
 }
 
 Result<std::shared_ptr<grpc::ChannelCredentials>> makeCredentials(const ClientConfig& cfg,
@@ -245,6 +251,18 @@ Result<void> Client::authorize(grpc::ClientContext& context) {
 
 Error Client::errorFor(const grpc::Status& status, const std::string& endpoint,
                        Duration timeout) const {
+  const bool certificate = !config_.tls.cert_file.empty() &&
+                           (!config_.tls.only_for_https || endpoint.starts_with("https://"));
+  if (status.error_code() == grpc::StatusCode::PERMISSION_DENIED && config_.user.empty() &&
+      certificate) {
+    // No token: etcd named the user after the certificate's common name (--client-cert-auth).
+    return {Errc::kPermissionDenied,
+            status.error_message() + " (at " + endpoint +
+                "; authentication is enabled and etcd takes the client certificate's common name "
+                "as the user name: that user does not exist or has no role that grants this (see "
+                "`user add NAME --no-password`, `user grant-role`, `role grant-permission`), or "
+                "pass --user NAME[:PASSWORD])"};
+  }
   return errorFromStatus(
       status,
       CallContext{endpoint, timeout.count() ? timeout : config_.command_timeout, config_.user});
@@ -284,9 +302,12 @@ Result<void> Client::invoke(const Invocation& invocation, const CallOptions& opt
     ++attempts;
     grpc::Status status = invocation(channel, context);
     if (status.ok()) return {};
-    if (usesAuth() && !reauthenticated && isExpiredToken(status)) {
+    // Sent once more: after authenticating again when a token expired or the auth revision moved
+    // on; as it was when the client is its certificate's user (no token), which etcd names at
+    // every request, so that only the stale revision needs the retry.
+    if (!reauthenticated && (usesAuth() ? isExpiredToken(status) : isStaleAuthRevision(status))) {
       reauthenticated = true;
-      {
+      if (usesAuth()) {
         std::lock_guard lock(mu_);
         token_.clear();
         authenticated_ = false;

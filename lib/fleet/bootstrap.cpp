@@ -452,10 +452,29 @@ Result<BootstrapReport> Bootstrap::run() {
 }  // namespace
 
 Result<BootstrapReport> bootstrapCluster(const Env& env, const BootstrapRequest& request) {
+  if (request.auth) {
+    if (auto r = checkFleetCanUseAuth(request.inventory_path); !r) {
+      return fail(r.error().context("--auth"));
+    }
+  }
   auto agents = dialAll(env.agents, request.hosts, request.agent_timeout);
   if (!agents) return fail(agents.error());
   Bootstrap flow(env, request, std::move(*agents));
-  return flow.run();
+  auto formed = flow.run();
+  if (!formed || !request.auth) return formed;
+  // The cluster is healthy and in the inventory: the RBAC goes on top, as `auth setup` would.
+  auto inventory = requireInventory(request.inventory_path, "the bootstrap just wrote it");
+  Result<AuthSetupReport> auth = inventory
+                                     ? setupAuth(env, {.inventory = std::move(*inventory)})
+                                     : Result<AuthSetupReport>(std::unexpected(inventory.error()));
+  if (!auth) {
+    return fail(auth.error().code,
+                "cluster \"" + formed->cluster_token +
+                    "\" is bootstrapped and healthy, but its auth setup failed: " +
+                    auth.error().message + "\nRe-run `etcd-fleet auth setup` to finish it");
+  }
+  formed->auth = std::move(*auth);
+  return formed;
 }
 
 Result<void> abortBootstrap(const Env& env, const AbortRequest& request) {

@@ -19,6 +19,7 @@
 
 #include "common/duration.hpp"
 #include "common/error.hpp"
+#include "fleet/auth_setup.hpp"
 #include "fleet/bootstrap_plan.hpp"
 #include "fleet/env.hpp"
 #include "fleet/inventory.hpp"
@@ -37,19 +38,24 @@ struct BootstrapRequest {
   std::optional<Inventory> previous;            // what inventory_path held before
   Duration timeout = std::chrono::seconds(60);  // for every member healthy and one leader
   Duration agent_timeout = std::chrono::seconds(5);
+  // --auth: once the cluster is healthy and in the inventory, set up etcd's RBAC and turn auth on
+  // (auth_setup.hpp). A fleet without a CA is refused before anything changes.
+  bool auth = false;
 };
 
 struct BootstrapReport {
   std::string cluster_token;
   std::vector<bootstrap::MemberPlan> plans;
-  std::vector<std::uint64_t> ids;  // etcd's member IDs, plan order; 0 = not known
-  std::vector<std::string> roles;  // leader / follower / learner / "-"
+  std::vector<std::uint64_t> ids;       // etcd's member IDs, plan order; 0 = not known
+  std::vector<std::string> roles;       // leader / follower / learner / "-"
+  std::optional<AuthSetupReport> auth;  // with --auth
 };
 
 // Fails with kUnavailable (nothing changed) when an agent cannot be reached, with
 // kFailedPrecondition when the preflight refuses (nothing changed) or an agent refuses the plan,
 // with kDeadlineExceeded when the cluster does not become healthy in time. Every failure after
-// the first change says how to continue or abort.
+// the first change says how to continue or abort. With --auth, a failure of the auth setup after
+// the cluster formed keeps the setup's code and says that the cluster is there.
 Result<BootstrapReport> bootstrapCluster(const Env& env, const BootstrapRequest& request);
 
 struct AbortRequest {

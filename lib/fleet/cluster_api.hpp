@@ -1,7 +1,8 @@
 #pragma once
 
 // How the fleet's flows talk to etcd: the cluster as a whole (its member list and the safe
-// membership changes of lib/membership), and one member asked directly (bootstrap's health wait).
+// membership changes of lib/membership), one member asked directly (bootstrap's health wait), and
+// the cluster's users and roles (auth setup).
 // The real implementation (etcd_cluster.hpp) runs over etcd::Client with the operator's TLS and
 // credentials; the flows' unit tests use fakes (tests/mocks/fake_cluster.hpp).
 
@@ -17,6 +18,7 @@
 
 #include "common/duration.hpp"
 #include "common/error.hpp"
+#include "etcd/authpb/auth.pb.h"
 #include "etcd/etcdserverpb/rpc.pb.h"
 #include "membership/membership.hpp"
 
@@ -68,6 +70,32 @@ class MemberProbe {
   virtual std::optional<MemberHealthView> probe() = 0;
 };
 
+// etcd's auth store as the fleet's RBAC needs it (lib/fleet/auth_setup.hpp decides what to ask
+// and change). Each call is one request; refusals keep etcd's words ("etcdserver: ...").
+class AuthApi {
+ public:
+  virtual ~AuthApi() = default;
+  // Whether authentication is enabled (etcd::authState).
+  virtual Result<bool> enabled() = 0;
+  // Whether the cluster refuses a TLS client without a certificate (etcd's --client-cert-auth):
+  // only then does etcd take a certificate's common name as the user name. False for plaintext
+  // endpoints.
+  virtual Result<bool> requiresClientCertificates() = 0;
+  // The roles of `user`; nullopt when there is no such user.
+  virtual Result<std::optional<std::vector<std::string>>> userRoles(const std::string& user) = 0;
+  // The permissions of `role`; nullopt when there is no such role.
+  virtual Result<std::optional<std::vector<authpb::Permission>>> rolePermissions(
+      const std::string& role) = 0;
+  virtual Result<void> addRole(const std::string& role) = 0;
+  virtual Result<void> grantPermission(const std::string& role,
+                                       const authpb::Permission& permission) = 0;
+  // nullopt: etcd's --no-password (the user can only be a certificate's common name).
+  virtual Result<void> addUser(const std::string& user,
+                               const std::optional<std::string>& password) = 0;
+  virtual Result<void> grantRole(const std::string& user, const std::string& role) = 0;
+  virtual Result<void> enable() = 0;
+};
+
 class EtcdDialer {
  public:
   virtual ~EtcdDialer() = default;
@@ -81,6 +109,9 @@ class EtcdDialer {
   // One member at its client URL, for a health wait that asks it often: short deadlines, and
   // reconnects soon after the member starts listening.
   virtual Result<std::unique_ptr<MemberProbe>> member(const std::string& client_url) = 0;
+  // The cluster's auth store through `endpoints`, with the operator's TLS and credentials;
+  // connects as cluster() does.
+  virtual Result<std::unique_ptr<AuthApi>> auth(const std::vector<std::string>& endpoints) = 0;
 };
 
 }  // namespace etcdagent::fleet

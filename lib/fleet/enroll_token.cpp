@@ -10,13 +10,13 @@
 #include <vector>
 
 #include "common/encoding.hpp"
+#include "common/random_text.hpp"
 #include "common/snapshot_digest.hpp"
 #include "common/strings.hpp"
 
 namespace etcdagent::fleet {
 namespace {
 
-constexpr std::string_view kAlphabet = "abcdefghijklmnopqrstuvwxyz0123456789";
 constexpr std::string_view kFormat = "etf1.<id>.<secret>.<ca-hash>";
 
 bool isLowerAlnum(char c) {
@@ -48,31 +48,6 @@ Result<void> checkPart(std::string_view part, std::string_view name, std::size_t
                      std::to_string(bad - part.begin() + 1) + (upper ? " (upper case)" : ""));
   }
   return {};
-}
-
-// `count` characters of kAlphabet, each uniform: a random byte below 252 (7 * 36) picks
-// byte % 36; the bytes 252..255 are drawn again.
-Result<std::string> randomAlnum(std::size_t count) {
-  constexpr unsigned kLimit = 252;
-  std::string out;
-  out.reserve(count);
-  // 4/256 of bytes are rejected: 16 rounds of `count` bytes fail to fill with probability far
-  // below that of a hardware fault; the bound only keeps a broken CSPRNG from looping forever.
-  for (int round = 0; round < 16 && out.size() < count; ++round) {
-    std::vector<unsigned char> bytes(count);
-    if (RAND_bytes(bytes.data(), static_cast<int>(bytes.size())) != 1) {
-      return fail(Errc::kInternal, "the system's random number generator failed (RAND_bytes)");
-    }
-    for (unsigned char b : bytes) {
-      if (b >= kLimit) continue;
-      out.push_back(kAlphabet[b % kAlphabet.size()]);
-      if (out.size() == count) break;
-    }
-  }
-  if (out.size() != count) {
-    return fail(Errc::kInternal, "the system's random number generator returned biased bytes");
-  }
-  return out;
 }
 
 }  // namespace
@@ -137,9 +112,9 @@ Result<std::string> normalizeCaHash(std::string_view ca_hash) {
 Result<EnrollToken> generateEnrollToken(std::string_view ca_hash) {
   auto hash = normalizeCaHash(ca_hash);
   if (!hash) return fail(hash.error());
-  auto id = randomAlnum(kEnrollTokenIdLength);
+  auto id = randomLowerAlnum(kEnrollTokenIdLength);
   if (!id) return fail(id.error());
-  auto secret = randomAlnum(kEnrollTokenSecretLength);
+  auto secret = randomLowerAlnum(kEnrollTokenSecretLength);
   if (!secret) return fail(secret.error());
   return EnrollToken{std::move(*id), std::move(*secret), std::move(*hash)};
 }

@@ -2,13 +2,16 @@
 
 #include <grpcpp/client_context.h>
 
+#include "etcd/auth_state.hpp"
 #include "etcd/etcdserverpb/rpc.grpc.pb.h"
+#include "etcd/probe_keys.hpp"
 #include "fleet/inventory.hpp"
 
 namespace etcdagent::fleet {
 namespace {
 
 using namespace std::chrono_literals;
+using etcdserverpb::Auth;
 
 class EtcdCluster final : public ClusterApi {
  public:
@@ -54,6 +57,114 @@ class EtcdCluster final : public ClusterApi {
   etcd::ClientConfig base_;
 };
 
+class EtcdAuth final : public AuthApi {
+ public:
+  EtcdAuth(std::unique_ptr<etcd::Client> client, etcd::ClientConfig config)
+      : client_(std::move(client)), config_(std::move(config)) {}
+
+  Result<bool> enabled() override {
+    auto state = etcd::authState(*client_);
+    if (!state) return fail(state.error());
+    return state->enabled;
+  }
+
+  // A Status (which etcd 3.4 serves to anyone it lets in) from a client that presents no
+  // certificate: a member under --client-cert-auth ends such a connection in the TLS handshake.
+  Result<bool> requiresClientCertificates() override {
+    const auto& endpoints = config_.endpoints;
+    const bool all_tls = config_.tls.any() && !config_.tls.only_for_https;
+    const auto tls = std::find_if(endpoints.begin(), endpoints.end(), [&](const std::string& e) {
+      return all_tls || e.starts_with("https://");
+    });
+    if (tls == endpoints.end()) return false;  // plaintext: anyone is served
+    etcd::ClientConfig bare = config_;
+    bare.endpoints = {"https://" + hostPortOf(*tls)};
+    bare.tls.cert_file.clear();
+    bare.tls.key_file.clear();
+    bare.user.clear();
+    bare.password.clear();
+    bare.dial_timeout = std::min<Duration>(bare.dial_timeout, 2s);
+    bare.command_timeout = std::min<Duration>(bare.command_timeout, 2s);
+    auto client = etcd::Client::create(bare);
+    if (!client) return fail(client.error());
+    auto status = (*client)->call<&etcdserverpb::Maintenance::Stub::Status>({});
+    if (status) return false;
+    if (status.error().code == Errc::kUnavailable) return true;
+    return fail(status.error().context("asking " + bare.endpoints.front() +
+                                       " without a client certificate"));
+  }
+
+  Result<std::optional<std::vector<std::string>>> userRoles(const std::string& user) override {
+    etcdserverpb::AuthUserGetRequest req;
+    req.set_name(user);
+    auto r = client_->call<&Auth::Stub::UserGet>(req, {etcd::Retry::kRepeatable});
+    if (!r && etcd::says(r.error(), "user name not found")) {
+      return std::optional<std::vector<std::string>>();
+    }
+    if (!r) return fail(r.error());
+    return std::optional(std::vector<std::string>(r->roles().begin(), r->roles().end()));
+  }
+
+  Result<std::optional<std::vector<authpb::Permission>>> rolePermissions(
+      const std::string& role) override {
+    etcdserverpb::AuthRoleGetRequest req;
+    req.set_role(role);
+    auto r = client_->call<&Auth::Stub::RoleGet>(req, {etcd::Retry::kRepeatable});
+    if (!r && etcd::says(r.error(), "role name not found")) {
+      return std::optional<std::vector<authpb::Permission>>();
+    }
+    if (!r) return fail(r.error());
+    return std::optional(std::vector<authpb::Permission>(r->perm().begin(), r->perm().end()));
+  }
+
+  Result<void> addRole(const std::string& role) override {
+    etcdserverpb::AuthRoleAddRequest req;
+    req.set_name(role);
+    return done(client_->call<&Auth::Stub::RoleAdd>(req));
+  }
+
+  Result<void> grantPermission(const std::string& role,
+                               const authpb::Permission& permission) override {
+    etcdserverpb::AuthRoleGrantPermissionRequest req;
+    req.set_name(role);
+    *req.mutable_perm() = permission;
+    return done(client_->call<&Auth::Stub::RoleGrantPermission>(req));
+  }
+
+  Result<void> addUser(const std::string& user,
+                       const std::optional<std::string>& password) override {
+    etcdserverpb::AuthUserAddRequest req;
+    req.set_name(user);
+    if (password) {
+      req.set_password(*password);
+    } else {
+      req.mutable_options()->set_no_password(true);
+    }
+    return done(client_->call<&Auth::Stub::UserAdd>(req));
+  }
+
+  Result<void> grantRole(const std::string& user, const std::string& role) override {
+    etcdserverpb::AuthUserGrantRoleRequest req;
+    req.set_user(user);
+    req.set_role(role);
+    return done(client_->call<&Auth::Stub::UserGrantRole>(req));
+  }
+
+  Result<void> enable() override {
+    return done(client_->call<&Auth::Stub::AuthEnable>(etcdserverpb::AuthEnableRequest{}));
+  }
+
+ private:
+  template <class Response>
+  static Result<void> done(const Result<Response>& r) {
+    if (!r) return fail(r.error());
+    return {};
+  }
+
+  std::unique_ptr<etcd::Client> client_;
+  etcd::ClientConfig config_;
+};
+
 class EtcdMemberProbe final : public MemberProbe {
  public:
   explicit EtcdMemberProbe(std::unique_ptr<etcd::Client> client) : client_(std::move(client)) {}
@@ -63,7 +174,7 @@ class EtcdMemberProbe final : public MemberProbe {
                                                                       {etcd::Retry::kRepeatable});
     if (!st || st->leader() == 0) return std::nullopt;
     etcdserverpb::RangeRequest read;
-    read.set_key("health");
+    read.set_key(std::string(etcd::kHealthKey));
     read.set_count_only(true);
     const bool ok =
         client_->call<&etcdserverpb::KV::Stub::Range>(read, {etcd::Retry::kRepeatable}).has_value();
@@ -77,8 +188,8 @@ class EtcdMemberProbe final : public MemberProbe {
 
 }  // namespace
 
-Result<std::unique_ptr<ClusterApi>> EtcdConnector::cluster(
-    const std::vector<std::string>& endpoints, std::optional<Duration> timeout) {
+Result<std::unique_ptr<etcd::Client>> EtcdConnector::connect(
+    const std::vector<std::string>& endpoints, std::optional<Duration> timeout) const {
   etcd::ClientConfig config = base_;
   config.endpoints = endpoints;
   if (timeout) {
@@ -91,7 +202,21 @@ Result<std::unique_ptr<ClusterApi>> EtcdConnector::cluster(
   // before anything is sent.
   grpc::ClientContext probe;
   if (auto r = (*client)->authorize(probe); !r) return fail(Errc::kUnavailable, r.error().message);
+  return client;
+}
+
+Result<std::unique_ptr<ClusterApi>> EtcdConnector::cluster(
+    const std::vector<std::string>& endpoints, std::optional<Duration> timeout) {
+  auto client = connect(endpoints, timeout);
+  if (!client) return fail(client.error());
   return std::make_unique<EtcdCluster>(std::move(*client), base_);
+}
+
+Result<std::unique_ptr<AuthApi>> EtcdConnector::auth(const std::vector<std::string>& endpoints) {
+  auto client = connect(endpoints, std::nullopt);
+  if (!client) return fail(client.error());
+  const etcd::ClientConfig config = (*client)->config();
+  return std::make_unique<EtcdAuth>(std::move(*client), config);
 }
 
 Result<std::unique_ptr<MemberProbe>> EtcdConnector::member(const std::string& client_url) {

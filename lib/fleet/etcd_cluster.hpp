@@ -16,8 +16,13 @@ class EtcdConnector final : public EtcdDialer {
   Result<std::unique_ptr<ClusterApi>> cluster(const std::vector<std::string>& endpoints,
                                               std::optional<Duration> timeout) override;
   Result<std::unique_ptr<MemberProbe>> member(const std::string& client_url) override;
+  Result<std::unique_ptr<AuthApi>> auth(const std::vector<std::string>& endpoints) override;
 
  private:
+  // A client for `endpoints` that authenticated (or found auth off) already.
+  Result<std::unique_ptr<etcd::Client>> connect(const std::vector<std::string>& endpoints,
+                                                std::optional<Duration> timeout) const;
+
   etcd::ClientConfig base_;
 };
 

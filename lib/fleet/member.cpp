@@ -2,6 +2,7 @@
 
 #include <set>
 
+#include "fleet/auth_setup.hpp"
 #include "fleet/bootstrap_plan.hpp"
 #include "fleet/enroll.hpp"
 #include "fleet/tls_enable_journal.hpp"
@@ -79,6 +80,7 @@ class MemberAddition {
     auto cluster = env_.etcd.cluster(req_.endpoints);
     if (!cluster) return fail(cluster.error());
     cluster_ = std::move(*cluster);
+    if (auto r = agentUser(); !r) return fail(r.error());
     if (auto r = has_plan_ ? findRegistered() : registerLearner(); !r) return fail(r.error());
     if (auto r = promote(); !r) return fail(r.error());
     return record();
@@ -89,6 +91,7 @@ class MemberAddition {
   [[nodiscard]] const std::string& address() const { return agent_->address(); }
   Result<void> identify();
   Result<void> locate();
+  Result<void> agentUser();
   Result<void> findRegistered();
   Result<void> registerLearner();
   Result<void> promote();
@@ -169,6 +172,17 @@ Result<void> MemberAddition::locate() {
   peer_url_ = bootstrap::url(pre->advertise_host(), peer_port_, tls_);
   client_url_ = bootstrap::url(pre->advertise_host(), client_port_, tls_);
   say("agent " + address() + ": preflight ok (member " + name_ + ", peer URL " + peer_url_ + ")");
+  return {};
+}
+
+// With auth on, the new member's agent is served as its own user (etcd-agent:<name>) from its
+// first health probe: the user is made before the member is added. Only a TLS cluster names users
+// after certificates.
+Result<void> MemberAddition::agentUser() {
+  if (!clusterServesTls(req_.inventory, req_.endpoints)) return {};
+  auto done = ensureAgentUser(env_, req_.endpoints, name_);
+  if (!done) return fail(done.error());
+  if (*done) say(**done);
   return {};
 }
 

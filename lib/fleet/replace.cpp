@@ -6,6 +6,7 @@
 
 #include <algorithm>
 
+#include "fleet/auth_setup.hpp"
 #include "fleet/enroll.hpp"
 #include "fleet/tls_enable_journal.hpp"
 #include "fleet/waits.hpp"
@@ -72,6 +73,7 @@ class Replacer {
   std::stop_token stop_;
   std::chrono::seconds promote_timeout_;
   std::unique_ptr<ClusterApi> cluster_;
+  std::vector<std::string> cluster_endpoints_;  // what cluster_ dials
   ReplaceJournal j_;
   // start() has just checked that removing the old member keeps quorum: the remove-first order's
   // next step need not ask every member again (a dead one costs a full dial timeout).
@@ -107,6 +109,7 @@ Result<void> Replacer::connectCluster(const std::string& old_client_url) {
   auto cluster = env_.etcd.cluster(endpoints);
   if (!cluster) return fail(cluster.error());
   cluster_ = std::move(*cluster);
+  cluster_endpoints_ = std::move(endpoints);
   return {};
 }
 
@@ -307,6 +310,15 @@ Result<std::string> Replacer::addLearner() {
 }
 
 Result<std::string> Replacer::startLearner() {
+  // With auth on, the new member's agent is served as its own user (etcd-agent:<name>) from its
+  // first health probe: the user is made before its etcd starts. Only a TLS cluster names users
+  // after certificates.
+  std::string user;
+  if (j_.new_peer_url.starts_with("https://")) {
+    auto done = ensureAgentUser(env_, cluster_endpoints_, j_.new_name);
+    if (!done) return fail(done.error());
+    if (*done) user = "; " + **done;
+  }
   auto agent = env_.agents.dial(j_.new_agent, kAgentChangeTimeout);
   if (!agent) return fail(agent.error());
   v1::Plan plan;
@@ -320,7 +332,7 @@ Result<std::string> Replacer::startLearner() {
   auto applied = (*agent)->applyPlan(plan);
   if (!applied) return fail(applied.error());
   return "agent " + j_.new_agent + " accepted the learner plan (" +
-         memberPhaseName(applied->phase()) + ")";
+         memberPhaseName(applied->phase()) + ")" + user;
 }
 
 Result<std::string> Replacer::promote() {

@@ -22,11 +22,8 @@ namespace {
 
 constexpr unsigned kFileVersion = 1;
 
-std::string octalMode(mode_t mode) {
-  char buf[8];
-  std::snprintf(buf, sizeof buf, "%04o", static_cast<unsigned>(mode & 07777));
-  return buf;
-}
+// What the pki directory holds, for the refusal of one that others may access.
+constexpr std::string_view kPkiHolds = "the fleet's keys and tokens";
 
 // What to do with a tokens.json that cannot be used.
 std::string damagedHint(std::string_view source) {
@@ -45,23 +42,6 @@ bool validHexHash(std::string_view hex) {
   return hex.size() == 64 && std::all_of(hex.begin(), hex.end(), [](char c) {
            return (c >= 'a' && c <= 'f') || (c >= '0' && c <= '9');
          });
-}
-
-// The pki directory must be the operator's alone: another user who can write it could swap
-// tokens.json (or ca.crt) under us.
-Result<void> checkPrivateDirectory(const std::string& dir) {
-  struct stat st {};
-  if (::stat(dir.c_str(), &st) != 0) {
-    return fail(Errc::kIo, "cannot stat " + dir + ": " + errnoText(errno));
-  }
-  if (!S_ISDIR(st.st_mode)) return fail(Errc::kFailedPrecondition, dir + " is not a directory");
-  if ((st.st_mode & 077) != 0) {
-    return fail(Errc::kFailedPrecondition,
-                dir + " is open to other users (mode " + octalMode(st.st_mode) +
-                    "): it holds the fleet's keys and tokens; make it private with chmod 700 " +
-                    dir);
-  }
-  return {};
 }
 
 // An exclusive lock of the pki directory for one read-modify-write of tokens.json, released when
@@ -242,7 +222,7 @@ Result<std::vector<TokenRecord>> TokenStore::load() const {
     if (errno == ENOENT) return std::vector<TokenRecord>{};
     return fail(Errc::kIo, "cannot stat " + path_ + ": " + errnoText(errno));
   }
-  if (auto r = checkPrivateDirectory(dir_); !r) return fail(r.error());
+  if (auto r = checkPrivateDirectory(dir_, kPkiHolds); !r) return fail(r.error());
   if ((st.st_mode & 077) != 0) {
     return fail(Errc::kFailedPrecondition,
                 path_ + " is open to other users (mode " + octalMode(st.st_mode) +
@@ -276,7 +256,7 @@ Result<CreatedToken> TokenStore::create(std::string_view ca_hash, Duration ttl,
   auto hash = normalizeCaHash(ca_hash);
   if (!hash) return fail(hash.error());
   if (auto r = createPrivateDirectories(dir_); !r) return fail(r.error());
-  if (auto r = checkPrivateDirectory(dir_); !r) return fail(r.error());
+  if (auto r = checkPrivateDirectory(dir_, kPkiHolds); !r) return fail(r.error());
   auto lock = lockDirectory(dir_);
   if (!lock) return fail(lock.error());
   auto tokens = load();
@@ -317,7 +297,7 @@ Result<TokenRecord> TokenStore::revoke(std::string_view id, WallTime now) {
                                      ": this fleet has created none (" + path_ +
                                      " does not exist)");
   }
-  if (auto r = checkPrivateDirectory(dir_); !r) return fail(r.error());
+  if (auto r = checkPrivateDirectory(dir_, kPkiHolds); !r) return fail(r.error());
   auto lock = lockDirectory(dir_);
   if (!lock) return fail(lock.error());
   auto tokens = load();
@@ -364,7 +344,7 @@ Result<TokenRecord> TokenStore::lookupForEnrollment(std::string_view id, WallTim
 
 Result<void> TokenStore::recordEnrollment(std::string_view id, std::string_view host,
                                           WallTime now) {
-  if (auto r = checkPrivateDirectory(dir_); !r) return fail(r.error());
+  if (auto r = checkPrivateDirectory(dir_, kPkiHolds); !r) return fail(r.error());
   auto lock = lockDirectory(dir_);
   if (!lock) return fail(lock.error());
   auto tokens = load();

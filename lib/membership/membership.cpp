@@ -362,6 +362,29 @@ Result<AddedLearner> addLearner(etcd::Client& client, const std::string& name,
   }
 }
 
+namespace {
+
+// A client for the leader when `client`'s endpoint is a follower; nullptr to use `client` (it is
+// the leader, or the leader is not known: the follower then forwards, as etcd does). etcd 3.4
+// forwards a MemberPromote that reaches a follower to the leader over the peer port without the
+// caller's identity: with auth on, the leader refuses it as from no user and the follower retries
+// until its request timeout (the caller sees DeadlineExceeded). The leader itself checks the
+// caller, like any other member.
+std::unique_ptr<etcd::Client> leaderClient(etcd::Client& client) {
+  auto status = client.call<&Maintenance::Stub::Status>({}, {etcd::Retry::kRepeatable});
+  if (!status || status->leader() == 0 || status->leader() == status->header().member_id()) {
+    return nullptr;
+  }
+  auto members = listMembers(client);
+  if (!members) return nullptr;
+  const MemberInfo* leader = findById(*members, status->leader());
+  if (leader == nullptr || leader->client_urls.empty()) return nullptr;
+  auto direct = client.forEndpoint(leader->client_urls.front());
+  return direct ? std::move(*direct) : nullptr;
+}
+
+}  // namespace
+
 Result<void> promoteWhenInSync(etcd::Client& client, std::uint64_t id, std::chrono::seconds timeout,
                                const std::function<void(const std::string&)>& progress,
                                std::stop_token stop) {
@@ -374,7 +397,8 @@ Result<void> promoteWhenInSync(etcd::Client& client, std::uint64_t id, std::chro
   for (;;) {
     etcdserverpb::MemberPromoteRequest req;
     req.set_id(id);
-    auto resp = client.call<&Cluster::Stub::MemberPromote>(req);
+    auto leader = leaderClient(client);
+    auto resp = (leader ? *leader : client).call<&Cluster::Stub::MemberPromote>(req);
     if (resp) return {};
     const Error& e = resp.error();
     if (contains(e.message, "in sync with leader")) {

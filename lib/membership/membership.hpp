@@ -104,7 +104,9 @@ Result<AddedLearner> addLearner(etcd::Client& client, const std::string& name,
 
 // MemberPromote until it succeeds: etcd answers "can only promote a learner member which is in
 // sync with leader" until it caught up — retry with backoff (also through leader changes) until
-// `timeout`; `progress` gets a line per attempt worth showing. Already a voter = success.
+// `timeout`; `progress` gets a line per attempt worth showing. Already a voter = success. Each
+// attempt goes to the leader (its client URL from the member list): etcd 3.4 cannot forward a
+// promotion from a follower when auth is on.
 Result<void> promoteWhenInSync(etcd::Client& client, std::uint64_t id, std::chrono::seconds timeout,
                                const std::function<void(const std::string&)>& progress,
                                std::stop_token stop = {});

@@ -40,7 +40,8 @@ FleetPkiPaths fleetPkiPaths(const std::string& inventory_path) {
           .ca_cert = dir + "/ca.crt",
           .fleet_key = dir + "/fleet.key",
           .fleet_cert = dir + "/fleet.crt",
-          .tokens = dir + "/tokens.json"};
+          .tokens = dir + "/tokens.json",
+          .root_password = dir + "/root.password"};
 }
 
 Result<FleetPki> initFleetPki(const std::string& inventory_path,

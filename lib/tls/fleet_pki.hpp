@@ -28,6 +28,8 @@ struct FleetPkiPaths {
   std::string fleet_key;
   std::string fleet_cert;
   std::string tokens;  // tokens.json (enrollment tokens)
+  // etcd's root user's password (`etcd-fleet auth setup`), one line, 0600.
+  std::string root_password;
 };
 
 // The paths for the inventory at `inventory_path` (a file; its directory holds pki/).

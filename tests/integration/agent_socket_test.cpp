@@ -17,19 +17,13 @@
 
 #include "tests/support/agent_harness.hpp"
 #include "tests/support/etcd_cluster.hpp"
+#include "tests/support/files.hpp"
 
 namespace etcdagent::testing {
 namespace {
 
 using namespace std::chrono_literals;
 using ::testing::HasSubstr;
-
-std::string readText(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 RunResult fleet(const std::vector<std::string>& args) {
   std::vector<std::string> argv{fleetBinary()};
@@ -47,16 +41,6 @@ RunResult fleetAsNobody(const std::vector<std::string>& args) {
 
 std::string metrics(const AgentHarness& agent) {
   return run({"curl", "-sS", "-m", "10", "http://" + agent.httpAddress() + "/metrics"}).out;
-}
-
-template <class Done>
-bool eventually(Done done, std::chrono::milliseconds timeout = 20s) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (!done()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(50ms);
-  }
-  return true;
 }
 
 bool healthy(const v1::AgentStatus& s) {

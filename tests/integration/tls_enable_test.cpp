@@ -19,6 +19,7 @@
 
 #include "fleet/inventory.hpp"
 #include "tests/support/etcd_cluster.hpp"
+#include "tests/support/files.hpp"
 #include "tests/support/fleet_harness.hpp"
 
 namespace etcdagent::testing {

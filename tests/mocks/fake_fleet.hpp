@@ -7,7 +7,10 @@
 //     plan, and the first one leads;
 //   - MemberAdd is refused while a learner is pending or a voter is down (etcd's
 //     --strict-reconfig-check), MemberRemove of a gone member is "member not found";
-//   - an agent that is "down" answers nothing (kUnavailable), its member is down too.
+//   - an agent that is "down" answers nothing (kUnavailable), its member is down too;
+//   - etcd's auth store (FakeAuthStore) with etcd 3.4's refusals: auth enable needs user root
+//     with the root role; with auth on, only a caller with the root role reads or changes users
+//     and roles.
 // Faults are injected per call (`fail_next`), so a test can stop a flow at any step and run it
 // again. Every call is recorded in `calls` ("127.0.0.12:2378 applyPlan", "cluster addLearner").
 
@@ -43,9 +46,12 @@ struct FakeHost {
   std::uint64_t member_id = 0;
   bool joining = false;  // [bootstrap] join, not yet done
   std::vector<v1::PreflightCheck> failed_checks;
+  bool tls = false;  // its member serves https whatever its plan says (a test's TLS cluster)
 
-  // TLS once its plan is (Plan.tls): what etcd serves and advertises.
-  [[nodiscard]] std::string scheme() const { return plan && plan->tls() ? "https://" : "http://"; }
+  // TLS once its plan is (Plan.tls), or when the test says so: what etcd serves and advertises.
+  [[nodiscard]] std::string scheme() const {
+    return tls || (plan && plan->tls()) ? "https://" : "http://";
+  }
   [[nodiscard]] std::string peerUrl() const {
     return scheme() + advertise + ":" + std::to_string(peer_port);
   }
@@ -55,6 +61,16 @@ struct FakeHost {
   unsigned restarts = 0;  // etcd restarted by SetMemberTls
   // Its etcd keeps exiting after SetMemberTls restarts it (a certificate file missing).
   bool crash_on_tls_step = false;
+};
+
+// etcd's users and roles, as FakeAuth changes them.
+struct FakeAuthStore {
+  bool enabled = false;
+  bool client_cert_auth = true;       // the members refuse TLS clients without a certificate
+  std::string caller = "etcd-fleet";  // the user the flows' calls are served as (their cert's CN)
+  std::map<std::string, std::vector<std::string>> users;  // name -> roles
+  std::map<std::string, std::optional<std::string>> passwords;
+  std::map<std::string, std::vector<authpb::Permission>> roles;
 };
 
 class FakeFleet {
@@ -292,6 +308,7 @@ class FakeFleet {
   std::vector<std::unique_ptr<FakeHost>> hosts_;
   std::vector<Member> members_;
   std::uint64_t next_id_ = 0x1000;
+  FakeAuthStore auth_;
 
  private:
   std::mutex mu_;
@@ -593,6 +610,112 @@ class FakeMemberProbe final : public fleet::MemberProbe {
   std::string url_;
 };
 
+class FakeAuth final : public fleet::AuthApi {
+ public:
+  explicit FakeAuth(FakeFleet& fleet) : fleet_(fleet) {}
+
+  Result<bool> enabled() override {
+    if (auto e = fleet_.enter("auth", "enabled")) return std::unexpected(*e);
+    std::lock_guard lock(fleet_.mu());
+    return fleet_.auth_.enabled;
+  }
+  Result<bool> requiresClientCertificates() override {
+    if (auto e = fleet_.enter("auth", "requiresClientCertificates")) return std::unexpected(*e);
+    std::lock_guard lock(fleet_.mu());
+    return fleet_.auth_.client_cert_auth;
+  }
+  Result<std::optional<std::vector<std::string>>> userRoles(const std::string& user) override {
+    return admin("userRoles",
+                 [&](FakeAuthStore& a) -> Result<std::optional<std::vector<std::string>>> {
+                   auto it = a.users.find(user);
+                   if (it == a.users.end()) return std::optional<std::vector<std::string>>();
+                   return std::optional(it->second);
+                 });
+  }
+  Result<std::optional<std::vector<authpb::Permission>>> rolePermissions(
+      const std::string& role) override {
+    return admin("rolePermissions",
+                 [&](FakeAuthStore& a) -> Result<std::optional<std::vector<authpb::Permission>>> {
+                   auto it = a.roles.find(role);
+                   if (it == a.roles.end()) return std::optional<std::vector<authpb::Permission>>();
+                   return std::optional(it->second);
+                 });
+  }
+  Result<void> addRole(const std::string& role) override {
+    return admin("addRole", [&](FakeAuthStore& a) -> Result<void> {
+      if (a.roles.contains(role)) return refused("etcdserver: role name already exists");
+      a.roles[role];
+      return {};
+    });
+  }
+  Result<void> grantPermission(const std::string& role, const authpb::Permission& p) override {
+    return admin("grantPermission", [&](FakeAuthStore& a) -> Result<void> {
+      auto it = a.roles.find(role);
+      if (it == a.roles.end()) return refused("etcdserver: role name not found");
+      for (auto& have : it->second) {
+        if (have.key() == p.key() && have.range_end() == p.range_end()) {
+          have.set_permtype(p.permtype());  // etcd overwrites the type
+          return {};
+        }
+      }
+      it->second.push_back(p);
+      return {};
+    });
+  }
+  Result<void> addUser(const std::string& user,
+                       const std::optional<std::string>& password) override {
+    return admin("addUser", [&](FakeAuthStore& a) -> Result<void> {
+      if (a.users.contains(user)) return refused("etcdserver: user name already exists");
+      a.users[user];
+      a.passwords[user] = password;
+      return {};
+    });
+  }
+  Result<void> grantRole(const std::string& user, const std::string& role) override {
+    return admin("grantRole", [&](FakeAuthStore& a) -> Result<void> {
+      auto it = a.users.find(user);
+      if (it == a.users.end()) return refused("etcdserver: user name not found");
+      if (role != "root" && !a.roles.contains(role))
+        return refused("etcdserver: role name not found");
+      if (std::find(it->second.begin(), it->second.end(), role) == it->second.end())
+        it->second.push_back(role);
+      return {};
+    });
+  }
+  Result<void> enable() override {
+    return admin("enable", [&](FakeAuthStore& a) -> Result<void> {
+      auto root = a.users.find("root");
+      if (root == a.users.end()) return refused("etcdserver: root user does not exist");
+      if (std::find(root->second.begin(), root->second.end(), "root") == root->second.end())
+        return refused("etcdserver: root user does not have root role");
+      a.enabled = true;
+      return {};
+    });
+  }
+
+ private:
+  static std::unexpected<Error> refused(const std::string& message) {
+    return fail(Errc::kFailedPrecondition, message);
+  }
+
+  // With auth on, etcd lets only a user with the root role read or change users and roles.
+  template <class Fn>
+  auto admin(const std::string& call, Fn fn) -> decltype(fn(std::declval<FakeAuthStore&>())) {
+    if (auto e = fleet_.enter("auth", call)) return std::unexpected(*e);
+    std::lock_guard lock(fleet_.mu());
+    auto& a = fleet_.auth_;
+    if (a.enabled) {
+      auto me = a.users.find(a.caller);
+      if (me == a.users.end() ||
+          std::find(me->second.begin(), me->second.end(), "root") == me->second.end())
+        return fail(Errc::kPermissionDenied, "etcdserver: permission denied");
+    }
+    return fn(a);
+  }
+
+  FakeFleet& fleet_;
+};
+
 class FakeEtcd final : public fleet::EtcdDialer {
  public:
   explicit FakeEtcd(FakeFleet& fleet) : fleet_(fleet) {}
@@ -603,6 +726,10 @@ class FakeEtcd final : public fleet::EtcdDialer {
   }
   Result<std::unique_ptr<fleet::MemberProbe>> member(const std::string& client_url) override {
     return std::make_unique<FakeMemberProbe>(fleet_, client_url);
+  }
+  Result<std::unique_ptr<fleet::AuthApi>> auth(const std::vector<std::string>&) override {
+    if (auto e = fleet_.enter("etcd", "dial")) return std::unexpected(*e);
+    return std::make_unique<FakeAuth>(fleet_);
   }
 
  private:

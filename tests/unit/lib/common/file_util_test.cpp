@@ -47,5 +47,29 @@ TEST(CreatePrivateDirectories, AFileInTheWayIsAnError) {
   EXPECT_NE(r.error().message.find(dir.path() + "/f/m1"), std::string::npos) << r.error().message;
 }
 
+TEST(CheckPrivateDirectory, AcceptsOnlyADirectoryNobodyElseMayAccess) {
+  testing::UnitTempDir dir;
+  const std::string pki = dir.path() + "/pki";
+  ASSERT_EQ(::mkdir(pki.c_str(), 0700), 0);
+  EXPECT_TRUE(checkPrivateDirectory(pki, "the keys"));
+  ASSERT_EQ(::chmod(pki.c_str(), 0750), 0);
+  auto open = checkPrivateDirectory(pki, "the keys");
+  ASSERT_FALSE(open);
+  EXPECT_EQ(open.error().code, Errc::kFailedPrecondition);
+  EXPECT_EQ(open.error().message, pki +
+                                      " is open to other users (mode 0750): it holds the keys; "
+                                      "make it private with chmod 700 " +
+                                      pki);
+  std::ofstream(dir.path() + "/file") << "x";
+  EXPECT_EQ(checkPrivateDirectory(dir.path() + "/file", "the keys").error().code,
+            Errc::kFailedPrecondition);
+  EXPECT_EQ(checkPrivateDirectory(dir.path() + "/missing", "the keys").error().code, Errc::kIo);
+}
+
+TEST(OctalMode, PrintsThePermissionBitsAsLsDoes) {
+  EXPECT_EQ(octalMode(0100644), "0644");
+  EXPECT_EQ(octalMode(04755), "4755");
+}
+
 }  // namespace
 }  // namespace etcdagent

@@ -1,0 +1,16 @@
+#pragma once
+
+// The keys read to prove that a member serves linearizable reads: a read of a key must pass the
+// leader's read index, whether or not the key exists. etcd-agent reads kHealthKey in its health
+// probe (as etcdctl's `endpoint health` does) and kRemovalCheckKey before it wipes a member; the
+// fleet's RBAC (lib/fleet/auth_setup.hpp) grants the agents read on exactly these two keys, so a
+// change here is a change of what the agents' etcd role must allow.
+
+#include <string_view>
+
+namespace etcdagent::etcd {
+
+inline constexpr std::string_view kHealthKey = "health";
+inline constexpr std::string_view kRemovalCheckKey = "etcd-agent/removal-check";
+
+}  // namespace etcdagent::etcd
