@@ -32,6 +32,9 @@ struct HttpRequest {
   std::string path;    // without the query
   std::map<std::string, std::string> query;
   std::string body;
+  // The client's end of the connection, as gRPC names a peer: "ipv4:127.0.0.1:43210",
+  // "ipv6:[::1]:43210" (caller.hpp traces it to a uid); "" when unknown.
+  std::string peer;
 };
 
 struct HttpResponse {

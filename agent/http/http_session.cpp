@@ -20,6 +20,16 @@ const char* reasonFor(int status) {
   }
 }
 
+std::string peerOf(const tcp::socket& socket) {
+  beast::error_code ec;
+  const auto remote = socket.remote_endpoint(ec);
+  if (ec) return "";
+  const auto address = remote.address();
+  const std::string port = std::to_string(remote.port());
+  return address.is_v4() ? "ipv4:" + address.to_string() + ":" + port
+                         : "ipv6:[" + address.to_string() + "]:" + port;
+}
+
 class Session : public std::enable_shared_from_this<Session> {
  public:
   Session(tcp::socket socket, const HttpServer& server, std::shared_ptr<HttpStats> stats)
@@ -70,6 +80,7 @@ class Session : public std::enable_shared_from_this<Session> {
     req.target = std::string(request.target());
     parseTarget(req.target, req.path, req.query);
     req.body = request.body();
+    req.peer = peerOf(stream_.socket());
     head_ = request.method() == http::verb::head;
     version_ = request.version();
     keep_alive_ = request.keep_alive();

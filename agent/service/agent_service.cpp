@@ -6,6 +6,7 @@
 #include <future>
 #include <utility>
 
+#include "agent/bootstrap/discovery_relay.hpp"
 #include "agent/bootstrap/preflight.hpp"
 #include "agent/restore/restore.hpp"
 #include "agent/service/member_status.hpp"
@@ -50,6 +51,35 @@ grpc::Status asStatus(const Result<void>& r) {
   return r ? grpc::Status::OK : toStatus(r.error());
 }
 
+// Over mutual TLS the certificate says who calls (the handshake verified it): its common name.
+// nullopt on a plaintext connection (the socket, an insecure agent's loopback port).
+std::optional<std::string> verifiedCommonName(const grpc::ServerContext* context) {
+  if (context == nullptr) return std::nullopt;
+  auto auth = context->auth_context();
+  if (!auth || !auth->IsPeerAuthenticated()) return std::nullopt;
+  const auto names = auth->FindPropertyValues(GRPC_X509_CN_PROPERTY_NAME);
+  return names.empty() ? "" : std::string(names.front().data(), names.front().size());
+}
+
+// Counts a call in `calls` while it lives, unless `limit` are counted already.
+class CallSlot {
+ public:
+  CallSlot(std::atomic<std::size_t>& calls, std::size_t limit) : calls_(calls) {
+    taken_ = calls_.fetch_add(1) < limit;
+    if (!taken_) calls_.fetch_sub(1);
+  }
+  ~CallSlot() {
+    if (taken_) calls_.fetch_sub(1);
+  }
+  CallSlot(const CallSlot&) = delete;
+  CallSlot& operator=(const CallSlot&) = delete;
+  [[nodiscard]] bool taken() const { return taken_; }
+
+ private:
+  std::atomic<std::size_t>& calls_;
+  bool taken_ = false;
+};
+
 }  // namespace
 
 grpc::Status toStatus(const Error& e) {
@@ -73,17 +103,16 @@ grpc::Status toStatus(const Error& e) {
 
 grpc::Status AgentService::allowMutation(const grpc::ServerContext* context,
                                          std::string_view method) const {
-  // Over mutual TLS the certificate says who calls (the handshake verified it).
-  if (context != nullptr) {
-    if (auto auth = context->auth_context(); auth && auth->IsPeerAuthenticated()) {
-      const auto names = auth->FindPropertyValues(GRPC_X509_CN_PROPERTY_NAME);
-      const std::string cn =
-          names.empty() ? "" : std::string(names.front().data(), names.front().size());
-      return asStatus(authorizeCertificateMutation(cn, method));
-    }
+  if (auto cn = verifiedCommonName(context)) {
+    return asStatus(authorizeCertificateMutation(*cn, method));
   }
   const std::optional<uid_t> caller = context ? lookup_(context->peer()) : std::nullopt;
   return asStatus(authorizeMutation(caller, method, policy_));
+}
+
+grpc::Status AgentService::allowDiscoveryRelay(const grpc::ServerContext* context) const {
+  if (auto cn = verifiedCommonName(context)) return asStatus(authorizeDiscoveryRelay(*cn));
+  return allowMutation(context, "RelayDiscovery");
 }
 
 std::string AgentService::autostart() const {
@@ -304,6 +333,36 @@ grpc::Status AgentService::UploadSnapshot(grpc::ServerContext* ctx,
   if (!done) return toStatus(done.error());
   *out = std::move(*done);
   return grpc::Status::OK;
+}
+
+grpc::Status AgentService::RelayDiscovery(grpc::ServerContext* ctx,
+                                          const v1::RelayDiscoveryRequest* req,
+                                          v1::RelayDiscoveryResponse* out) {
+  if (auto s = allowDiscoveryRelay(ctx); !s.ok()) return s;
+  if (auto s = asStatus(validateRelayRequest(*req)); !s.ok()) return s;
+  if (!relay_discovery_) {
+    return {grpc::StatusCode::UNAVAILABLE,
+            "this agent does not coordinate yet: it is still starting; ask again"};
+  }
+  CallSlot slot(relayed_calls_, kMaxRelayedCalls);
+  if (!slot.taken()) {
+    return {grpc::StatusCode::RESOURCE_EXHAUSTED,
+            "this coordinator answers " + std::to_string(kMaxRelayedCalls) +
+                " discovery requests at once already; ask again"};
+  }
+  const auto request = fromRelayRequest(*req);
+  // A long poll is parked no longer than the caller waits; the loop answers it by then.
+  const auto park =
+      relayParkLimit(kRelayLongPollTimeout, ctx->deadline(), std::chrono::system_clock::now());
+  using RelayDone = std::function<void(grpc::Status, v1::RelayDiscoveryResponse)>;
+  return onLoop<v1::RelayDiscoveryResponse>(
+      io_, std::chrono::duration_cast<std::chrono::seconds>(park) + 10s,
+      [this, request, park](RelayDone done) {
+        relay_discovery_(request, park, [done](DiscoveryResponse r) {
+          done(grpc::Status::OK, toRelayResponse(r));
+        });
+      },
+      out);
 }
 
 }  // namespace etcdagent::agent

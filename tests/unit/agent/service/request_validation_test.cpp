@@ -51,6 +51,29 @@ TEST(RequestValidation, AcceptsThePlansTheFleetSends) {
   EXPECT_TRUE(validate(defaults, self()));
 }
 
+// A discovery plan through a coordinating agent (an enrolled fleet): relayed over mutual TLS, so
+// only an enrolled agent takes it.
+TEST(RequestValidation, AnAgentDiscoveryUrlNeedsAnEnrolledAgentAndAWellFormedUrl) {
+  auto d = plan(v1::PLAN_MODE_DISCOVERY);
+  d.mutable_plan()->clear_initial_cluster();
+  d.mutable_plan()->set_discovery_url(
+      "etcd-agent://127.0.0.11:2378/0123456789abcdef0123456789abcdef");
+  ValidationContext enrolled = self();
+  enrolled.enrolled = true;
+  EXPECT_TRUE(validate(d, enrolled));
+  auto plain = validate(d, self());
+  ASSERT_FALSE(plain);
+  EXPECT_EQ(plain.error().code, Errc::kFailedPrecondition);
+  EXPECT_THAT(plain.error().message, HasSubstr("plan.discovery_url: etcd-agent:// discovery"));
+  EXPECT_THAT(plain.error().message, HasSubstr("not enrolled"));
+  for (const std::string& url : std::vector<std::string>{
+           "etcd-agent://127.0.0.11/0123456789abcdef0123456789abcdef",
+           "etcd-agent://127.0.0.11:2378/short", "etcd-agent://h:1/" + std::string(3000, 'a')}) {
+    d.mutable_plan()->set_discovery_url(url);
+    EXPECT_THAT(refusal(validate(d, enrolled)), HasSubstr("plan.discovery_url")) << url;
+  }
+}
+
 TEST(RequestValidation, ATlsPlanNeedsAnEnrolledAgentAndHttpsPeers) {
   auto tls = plan();
   tls.mutable_plan()->set_tls(true);
