@@ -87,16 +87,17 @@ std::optional<RelayTarget> relayTargetOf(const v1::Plan& plan) {
   return *target;
 }
 
-Result<std::string> relayedEtcdDiscoveryUrl(const std::string& http_listen,
-                                            const std::string& token) {
+Result<RelayedDiscoveryFlags> relayedDiscoveryFlags(const std::string& http_listen,
+                                                    const RelayTarget& target) {
   auto hp = parseHostPort(http_listen);
   if (!hp || hp->port == 0) {
     return fail(Errc::kFailedPrecondition,
                 "agent.http_listen " + quoteForMessage(http_listen) +
                     ": a discovery relayed to a coordinating agent (etcd-agent://) needs a fixed "
-                    "port there, since etcd is told this agent's URL before it listens");
+                    "port there, since etcd is told this agent's address before it listens");
   }
-  return "http://" + http_listen + "/" + token;
+  return RelayedDiscoveryFlags{"http://" + target.coordinator + "/" + target.token,
+                               "http://" + http_listen};
 }
 
 v1::RelayDiscoveryRequest toRelayRequest(const std::string& method, const std::string& target,
@@ -182,6 +183,14 @@ HttpDiscoveryRoute routeHttpDiscovery(const DiscoveryRequest& request,
                        "only the token of its own member's plan. Give members the token's "
                        "etcd-agent://HOST:PORT/TOKEN URL (etcd-fleet discovery new prints it) "
                        "through their agents");
+  }
+  if (!facts.asked_coordinator.empty() && facts.asked_coordinator != facts.own_plan->coordinator) {
+    return refused(403, kEtcdUnauthorized, "The request requires user authentication",
+                   "/" + token +
+                       ": this agent relays only to the coordinating agent of its own "
+                       "member's plan (" +
+                       facts.own_plan->coordinator + "), not to " +
+                       quoteForMessage(facts.asked_coordinator));
   }
   if (!facts.caller_privileged) {
     const std::string who = facts.caller ? "uid " + std::to_string(*facts.caller)

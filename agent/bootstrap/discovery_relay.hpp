@@ -71,11 +71,19 @@ std::string agentDiscoveryUrl(std::string_view api_address, std::string_view tok
 // discovery, an etcd-agent:// URL); nullopt for any other plan.
 std::optional<RelayTarget> relayTargetOf(const v1::Plan& plan);
 
-// The --discovery URL etcd gets for a relayed plan: this agent's own HTTP endpoint,
-// "http://<agent.http_listen>/<token>". kFailedPrecondition when http_listen's port is 0: etcd
-// is told the URL before the agent listens.
-Result<std::string> relayedEtcdDiscoveryUrl(const std::string& http_listen,
-                                            const std::string& token);
+// etcd's discovery flags for a relayed plan. etcd takes its --discovery URL as the cluster's
+// identity (embed's PeerURLsMapAndToken uses it as the initial cluster token, from which every
+// member ID is computed), so it must be the same string on every member: "http://<coordinator's
+// API address>/<token>", which no etcd ever dials. --discovery-proxy sends etcd's requests to this
+// agent's own HTTP endpoint instead ("http://<agent.http_listen>"), as absolute-form requests that
+// name that coordinator, and the agent relays them. kFailedPrecondition when http_listen's port
+// is 0: etcd is told the proxy before the agent listens.
+struct RelayedDiscoveryFlags {
+  std::string url;    // --discovery
+  std::string proxy;  // --discovery-proxy
+};
+Result<RelayedDiscoveryFlags> relayedDiscoveryFlags(const std::string& http_listen,
+                                                    const RelayTarget& target);
 
 // etcd's HTTP request (method, target as sent, form body) as the RPC carries it.
 v1::RelayDiscoveryRequest toRelayRequest(const std::string& method, const std::string& target,
@@ -115,6 +123,9 @@ struct HttpDiscoveryFacts {
   bool caller_privileged = false;
   // For the refusal: "uid 65534", or a caller the agent cannot identify.
   std::optional<uid_t> caller;
+  // The HOST:PORT an absolute-form request names (etcd through --discovery-proxy); "" for an
+  // origin-form one. Relayed only when it is the own plan's coordinator.
+  std::string asked_coordinator;
 };
 
 struct HttpDiscoveryRoute {
@@ -126,7 +137,8 @@ struct HttpDiscoveryRoute {
 
 // Pure: whom the HTTP endpoint's discovery paths serve. A plaintext agent: everyone, from its
 // registry. An enrolled (or enrolling) agent: only the etcd of its own relayed plan, i.e. a
-// privileged caller asking for that plan's token with GET, HEAD or PUT; anyone else gets etcd's
+// privileged caller asking for that plan's token (and, through the proxy, its coordinator) with
+// GET, HEAD or PUT; anyone else gets etcd's
 // error 110 (403) saying why, and the registry is never touched.
 HttpDiscoveryRoute routeHttpDiscovery(const DiscoveryRequest& request,
                                       const HttpDiscoveryFacts& facts);

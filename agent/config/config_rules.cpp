@@ -171,8 +171,7 @@ void checkBootstrap(const AgentConfig& cfg, FirstProblem& p) {
     // enrolled, through its own HTTP endpoint.
     if (auto target = parseAgentDiscoveryUrl(discovery); !target) {
       p.add("bootstrap.discovery", target.error().message);
-    } else if (auto relayed = relayedEtcdDiscoveryUrl(cfg.agent.http_listen, target->token);
-               !relayed) {
+    } else if (auto relayed = relayedDiscoveryFlags(cfg.agent.http_listen, *target); !relayed) {
       p.add("bootstrap.discovery", relayed.error().message);
     }
   } else if (!discovery.empty() && !http(discovery)) {

@@ -64,6 +64,7 @@ void DiscoveryEndpoint::serve(const HttpRequest& request, HttpServer::Respond re
     facts.own_plan = access_->own_plan();
     facts.caller = access_->caller(request.peer);
     facts.caller_privileged = access_->privileged(facts.caller);
+    facts.asked_coordinator = request.authority;
   }
   auto route = routeHttpDiscovery(asked, facts);
   switch (route.kind) {

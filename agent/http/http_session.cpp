@@ -77,7 +77,7 @@ class Session : public std::enable_shared_from_this<Session> {
     const auto& request = parser_->get();
     HttpRequest req;
     req.method = std::string(request.method_string());
-    req.target = std::string(request.target());
+    req.target = originForm(std::string(request.target()), req.authority);
     parseTarget(req.target, req.path, req.query);
     req.body = request.body();
     req.peer = peerOf(stream_.socket());

@@ -82,14 +82,16 @@ Result<std::vector<std::string>> etcdCommandLine(const AgentConfig& config,
       if (plan.discovery_url().empty()) {
         return fail(Errc::kInvalidArgument, "the plan has no discovery URL");
       }
-      // An etcd-agent:// coordinator is reached through this agent's own HTTP endpoint, which
-      // relays to it over mutual TLS (agent/bootstrap/discovery_relay.hpp).
+      // An etcd-agent:// coordinator is reached through this agent's own HTTP endpoint as
+      // etcd's discovery proxy, which relays to it over mutual TLS; the URL, etcd's cluster
+      // identity, is the same on every member (agent/bootstrap/discovery_relay.hpp).
       if (isAgentDiscoveryUrl(plan.discovery_url())) {
         auto target = parseAgentDiscoveryUrl(plan.discovery_url());
         if (!target) return fail(target.error());
-        auto relayed = relayedEtcdDiscoveryUrl(config.agent.http_listen, target->token);
+        auto relayed = relayedDiscoveryFlags(config.agent.http_listen, *target);
         if (!relayed) return fail(relayed.error());
-        argv.push_back("--discovery=" + *relayed);
+        argv.push_back("--discovery=" + relayed->url);
+        argv.push_back("--discovery-proxy=" + relayed->proxy);
       } else {
         argv.push_back("--discovery=" + plan.discovery_url());
       }

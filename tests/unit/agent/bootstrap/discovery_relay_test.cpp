@@ -47,11 +47,16 @@ TEST(AgentDiscoveryUrl, RefusesWhatIsNotHostPortAndAToken) {
   }
 }
 
-TEST(AgentDiscoveryUrl, EtcdIsToldItsOwnAgentsHttpEndpoint) {
-  EXPECT_EQ(relayedEtcdDiscoveryUrl("127.0.0.11:2377", kToken).value(),
-            "http://127.0.0.11:2377/" + kToken);
-  EXPECT_EQ(relayedEtcdDiscoveryUrl("[::1]:2377", kToken).value(), "http://[::1]:2377/" + kToken);
-  auto unbound = relayedEtcdDiscoveryUrl("127.0.0.1:0", kToken);
+// Every member's etcd gets the same --discovery URL (its cluster's identity) and its own agent's
+// endpoint as the proxy that relays it.
+TEST(AgentDiscoveryUrl, EtcdNamesTheCoordinatorAndGoesThroughItsOwnAgent) {
+  auto flags = relayedDiscoveryFlags("127.0.0.12:2377", kTarget);
+  ASSERT_TRUE(flags) << flags.error().message;
+  EXPECT_EQ(flags->url, "http://127.0.0.11:2378/" + kToken);
+  EXPECT_EQ(flags->proxy, "http://127.0.0.12:2377");
+  EXPECT_EQ(relayedDiscoveryFlags("127.0.0.13:2377", kTarget)->url, flags->url);
+  EXPECT_EQ(relayedDiscoveryFlags("[::1]:2377", kTarget)->proxy, "http://[::1]:2377");
+  auto unbound = relayedDiscoveryFlags("127.0.0.1:0", kTarget);
   ASSERT_FALSE(unbound);
   EXPECT_EQ(unbound.error().code, Errc::kFailedPrecondition);
   EXPECT_THAT(unbound.error().message, HasSubstr("needs a fixed port"));
@@ -209,6 +214,15 @@ TEST(HttpDiscoveryRoute, AnEnrolledAgentRelaysOnlyItsOwnPlansTokenForItsOwnEtcd)
   EXPECT_EQ(relayed.target, kTarget);
   DiscoveryRequest put{"PUT", "/" + kToken + "/8e9e05c52164694d", {}, "value=m1%3Dx"};
   EXPECT_EQ(routeHttpDiscovery(put, facts).kind, HttpDiscoveryRoute::Kind::kRelay);
+  // Through --discovery-proxy: only to the plan's own coordinator.
+  facts.asked_coordinator = kTarget.coordinator;
+  EXPECT_EQ(routeHttpDiscovery(getSize(), facts).kind, HttpDiscoveryRoute::Kind::kRelay);
+  facts.asked_coordinator = "127.0.0.99:2378";
+  auto elsewhere = routeHttpDiscovery(getSize(), facts);
+  EXPECT_EQ(elsewhere.kind, HttpDiscoveryRoute::Kind::kRefused);
+  EXPECT_EQ(elsewhere.refusal.status, 403);
+  EXPECT_THAT(elsewhere.refusal.body, HasSubstr("relays only to the coordinating agent"));
+  facts.asked_coordinator.clear();
   DiscoveryRequest del{"DELETE", "/" + kToken + "/8e9e05c52164694d", {}, ""};
   auto deleted = routeHttpDiscovery(del, facts);
   EXPECT_EQ(deleted.kind, HttpDiscoveryRoute::Kind::kRefused);

@@ -113,8 +113,9 @@ TEST(EtcdFlags, DiscoveryPlanNeverFallsBackToProxy) {
                 kTail);
 }
 
-// A coordinating agent (etcd-agent://) is reached through this agent's own HTTP endpoint, which
-// relays to it: etcd is told that endpoint, with the token.
+// A coordinating agent (etcd-agent://) is reached through this agent's own HTTP endpoint as
+// etcd's discovery proxy, which relays to it; the URL names the coordinator, alike on every
+// member (etcd computes its member IDs from it).
 TEST(EtcdFlags, ARelayedDiscoveryPlanRegistersAtTheAgentsOwnHttpEndpoint) {
   auto s = state(v1::PLAN_MODE_DISCOVERY);
   s.mutable_plan()->set_discovery_url(
@@ -125,7 +126,8 @@ TEST(EtcdFlags, ARelayedDiscoveryPlanRegistersAtTheAgentsOwnHttpEndpoint) {
   ASSERT_TRUE(argv) << argv.error().message;
   EXPECT_EQ(shellJoin(*argv),
             kCommon +
-                "--discovery=http://127.0.0.11:2377/0123456789abcdef0123456789abcdef "
+                "--discovery=http://127.0.0.12:2378/0123456789abcdef0123456789abcdef "
+                "--discovery-proxy=http://127.0.0.11:2377 "
                 "--discovery-fallback=exit --initial-cluster-token=t1" +
                 kTail);
   cfg.agent.http_listen = "127.0.0.11:0";
