@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -236,6 +237,43 @@ TEST_F(DiscoveryRelayTest, BootstrapModeDiscoveryOfEnrolledAgentsFormsATlsCluste
   EXPECT_THAT(elsewhere.out, HasSubstr("relays only to the coordinating agent"));
   auto after = relay(coordinator, fleetIdentity(), "GET", "/" + token + "?recursive=true");
   EXPECT_EQ(after.response.body(), record.response.body());
+}
+
+// The operator guide's lab cluster (docs/guide/bootstrap.md): agents given the coordinator's
+// etcd-agent:// URL in agent.toml register once they are enrolled, `bootstrap` enrolls those that
+// wait and adopts the TLS cluster they form, and a fourth agent joins it over https by itself
+// once `member add --host` has enrolled it.
+TEST_F(DiscoveryRelayTest, AgentsGivenTheCoordinatorInAgentTomlFormATlsClusterThatBootstrapAdopts) {
+  auto& m5 = startAgent("m5", 81);
+  enroll(m5);
+  const std::string url = newToken(m5, 3);
+  ASSERT_EQ(m5.stop().exit_code, 0);
+  const std::string bootstrap = "[bootstrap]\ndiscovery = \"" + url + "\"\n";
+  std::ofstream(m5.configPath(), std::ios::app) << bootstrap;
+  m5.start();
+  ASSERT_TRUE(eventually([&] { return socketStatus(m5).has_value(); }));
+  auto& m6 = startAgent("m6", 82, bootstrap);
+  auto& m7 = startAgent("m7", 83, bootstrap);
+
+  auto adopted = etcdFleet(
+      {"bootstrap", "--hosts", m5.apiAddress() + "," + m6.apiAddress() + "," + m7.apiAddress()});
+  ASSERT_EQ(adopted.exit_code, 0) << adopted.out << adopted.err << readText(m6.logPath());
+  EXPECT_THAT(adopted.err, HasSubstr(m6.apiAddress() + " enrolled (member m6"));
+  EXPECT_THAT(adopted.err,
+              HasSubstr("already holds a member of cluster \"test-cluster\": adopting it"));
+  auto members = etcdFleet({"member", "list"});
+  ASSERT_EQ(members.exit_code, 0) << members.err;
+  EXPECT_EQ(std::count(members.out.begin(), members.out.end(), '\n'), 3) << members.out;
+  EXPECT_EQ(members.out.find("http://"), std::string::npos) << members.out;
+
+  const std::string join = "https://" + m5.clientEndpoint() + ",https://" + m6.clientEndpoint() +
+                           ",https://" + m7.clientEndpoint();
+  auto& m8 = startAgent("m8", 84, "[bootstrap]\njoin = \"" + join + "\"\n");
+  auto added = etcdFleet({"member", "add", "--host", m8.apiAddress()}, 180s);
+  ASSERT_EQ(added.exit_code, 0) << added.out << added.err << readText(m8.logPath());
+  members = etcdFleet({"member", "list"});
+  EXPECT_EQ(std::count(members.out.begin(), members.out.end(), '\n'), 4) << members.out;
+  EXPECT_THAT(members.out, HasSubstr("m8, https://" + m8.options().host));
 }
 
 // Nobody without a certificate of the fleet (plaintext HTTP or gRPC, no client certificate,
