@@ -144,7 +144,7 @@ std::chrono::milliseconds relayParkLimit(std::chrono::milliseconds own_bound,
                                          std::chrono::system_clock::time_point now) {
   if (deadline <= now) return std::chrono::milliseconds(0);
   const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now) -
-                    std::chrono::seconds(1);
+                    std::chrono::seconds(2);
   return std::clamp(left, std::chrono::milliseconds(0), own_bound);
 }
 

@@ -100,7 +100,7 @@ DiscoveryResponse fromRelayResponse(const v1::RelayDiscoveryResponse& response);
 // kRelayCallTimeout.
 [[nodiscard]] std::chrono::milliseconds relayCallTimeout(const DiscoveryRequest& request);
 // How long the coordinator parks a relayed long poll: `own_bound`, or less when the caller's
-// `deadline` is nearer (a second before it, so that the answer still arrives); zero answers at
+// `deadline` is nearer (2 s before it, so that the answer still arrives); zero answers at
 // once (an empty 200 when nothing happened).
 [[nodiscard]] std::chrono::milliseconds relayParkLimit(
     std::chrono::milliseconds own_bound, std::chrono::system_clock::time_point deadline,

@@ -2,6 +2,7 @@
 
 #include <grpcpp/security/auth_context.h>
 
+#include <algorithm>
 #include <boost/asio/post.hpp>
 #include <future>
 #include <utility>
@@ -9,6 +10,7 @@
 #include "agent/bootstrap/discovery_relay.hpp"
 #include "agent/bootstrap/preflight.hpp"
 #include "agent/restore/restore.hpp"
+#include "agent/service/call_slot.hpp"
 #include "agent/service/member_status.hpp"
 
 namespace etcdagent::agent {
@@ -18,10 +20,12 @@ using namespace std::chrono_literals;
 
 // Runs `work(done)` on the event loop; `work` calls done(status, value) when finished, maybe later.
 // The value travels through shared state, so a call that timed out never writes into a response
-// gRPC has already freed.
+// gRPC has already freed. With `context`, a call gRPC cancelled (its client gave up, or the server
+// shuts down while the loop no longer runs) stops waiting at once.
 template <class T>
 grpc::Status onLoop(boost::asio::io_context& io, std::chrono::seconds timeout,
-                    std::function<void(std::function<void(grpc::Status, T)>)> work, T* out) {
+                    std::function<void(std::function<void(grpc::Status, T)>)> work, T* out,
+                    grpc::ServerContext* context = nullptr) {
   using Outcome = std::pair<grpc::Status, T>;
   auto promise = std::make_shared<std::promise<Outcome>>();
   auto future = promise->get_future();
@@ -32,10 +36,18 @@ grpc::Status onLoop(boost::asio::io_context& io, std::chrono::seconds timeout,
       promise->set_value(Outcome{std::move(s), std::move(value)});
     });
   });
-  if (future.wait_for(timeout) != std::future_status::ready) {
-    return {grpc::StatusCode::DEADLINE_EXCEEDED, "the agent did not finish within " +
-                                                     std::to_string(timeout.count()) +
-                                                     "s; see its journal"};
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  const auto slice = context != nullptr ? std::chrono::milliseconds(200) : timeout;
+  while (future.wait_for(std::min<std::chrono::steady_clock::duration>(
+             slice, deadline - std::chrono::steady_clock::now())) != std::future_status::ready) {
+    if (context != nullptr && context->IsCancelled()) {
+      return {grpc::StatusCode::CANCELLED, "the call was cancelled"};
+    }
+    if (std::chrono::steady_clock::now() >= deadline) {
+      return {grpc::StatusCode::DEADLINE_EXCEEDED, "the agent did not finish within " +
+                                                       std::to_string(timeout.count()) +
+                                                       "s; see its journal"};
+    }
   }
   auto outcome = future.get();
   *out = std::move(outcome.second);
@@ -60,25 +72,6 @@ std::optional<std::string> verifiedCommonName(const grpc::ServerContext* context
   const auto names = auth->FindPropertyValues(GRPC_X509_CN_PROPERTY_NAME);
   return names.empty() ? "" : std::string(names.front().data(), names.front().size());
 }
-
-// Counts a call in `calls` while it lives, unless `limit` are counted already.
-class CallSlot {
- public:
-  CallSlot(std::atomic<std::size_t>& calls, std::size_t limit) : calls_(calls) {
-    taken_ = calls_.fetch_add(1) < limit;
-    if (!taken_) calls_.fetch_sub(1);
-  }
-  ~CallSlot() {
-    if (taken_) calls_.fetch_sub(1);
-  }
-  CallSlot(const CallSlot&) = delete;
-  CallSlot& operator=(const CallSlot&) = delete;
-  [[nodiscard]] bool taken() const { return taken_; }
-
- private:
-  std::atomic<std::size_t>& calls_;
-  bool taken_ = false;
-};
 
 }  // namespace
 
@@ -362,7 +355,7 @@ grpc::Status AgentService::RelayDiscovery(grpc::ServerContext* ctx,
           done(grpc::Status::OK, toRelayResponse(r));
         });
       },
-      out);
+      out, ctx);
 }
 
 }  // namespace etcdagent::agent

@@ -14,9 +14,10 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
-#include <sstream>
 #include <thread>
 
+#include "common/file_util.hpp"
+#include "common/strings.hpp"
 #include "etcdagent/v1/agent.grpc.pb.h"
 #include "tests/support/agent_harness.hpp"
 #include "tests/support/etcd_cluster.hpp"
@@ -27,16 +28,13 @@ namespace {
 using namespace std::chrono_literals;
 using ::testing::HasSubstr;
 
+// A file's text ("" when it cannot be read: the assertions then say what is missing).
 std::string readText(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
+  return readFile(path).value_or("");
 }
 
-std::string trimmed(std::string text) {
-  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
-  return text;
+std::string trimmed(const std::string& text) {
+  return std::string(trimSpace(text));
 }
 
 // One identity for a gRPC call: the CA the agent's certificate must verify under, and a client
@@ -54,7 +52,8 @@ struct Relayed {
 
 // RelayDiscovery on the agent at `address` as `who`.
 Relayed relay(const std::string& address, const Identity& who, const std::string& method,
-              const std::string& target, const std::string& body = "") {
+              const std::string& target, const std::string& body = "",
+              std::chrono::seconds deadline = 10s) {
   std::shared_ptr<grpc::ChannelCredentials> credentials = grpc::InsecureChannelCredentials();
   if (!who.ca_pem.empty()) {
     grpc::SslCredentialsOptions ssl;
@@ -65,7 +64,7 @@ Relayed relay(const std::string& address, const Identity& who, const std::string
   }
   v1::Agent::Stub stub(grpc::CreateChannel("ipv4:" + address, credentials));
   grpc::ClientContext ctx;
-  ctx.set_deadline(std::chrono::system_clock::now() + 10s);
+  ctx.set_deadline(std::chrono::system_clock::now() + deadline);
   v1::RelayDiscoveryRequest req;
   req.set_method(method);
   req.set_target(target);
@@ -342,6 +341,14 @@ TEST_F(DiscoveryRelayTest, ClientsWithoutAFleetCertificateCannotRegisterOrReadAT
   EXPECT_EQ(after.response.etcd_index(), 1U) << "a registration went through";
   EXPECT_EQ(after.response.body(), before.response.body());
   EXPECT_TRUE(coordinator.running());
+
+  // A long poll nobody answers is parked no longer than its caller waits: with a deadline of 6 s
+  // the coordinator ends it before, with etcd's empty 200 (its own bound is 50 s).
+  auto parked =
+      relay(address, fleetIdentity(), "GET", "/" + token + "?wait=true&waitIndex=2", "", 6s);
+  ASSERT_TRUE(parked.status.ok()) << parked.status.error_message();
+  EXPECT_EQ(parked.response.status(), 200U);
+  EXPECT_EQ(parked.response.body(), "");
 }
 
 // A coordinator that is down: the member's agent says so, naming it, in the journal and in

@@ -40,10 +40,10 @@ TEST(DiscoveryRelayClient, AnAgentThatIsNotEnrolledAnswers503AndSaysSoOnce) {
   Reported reported;
   DiscoveryRelay relay(io, pki.path(), reported.reports());
   std::vector<DiscoveryResponse> answers;
-  for (int i = 0; i < 2; ++i) {
+  for (std::size_t i = 0; i < 2; ++i) {
     relay.forward(kTarget, sizeRequest(), [&](DiscoveryResponse r) { answers.push_back(r); });
-    EXPECT_TRUE(answers.size() == static_cast<std::size_t>(i)) << "answered on the loop, later";
-    while (answers.size() < static_cast<std::size_t>(i + 1)) io.run_one();
+    EXPECT_EQ(answers.size(), i) << "answered on the loop, later";
+    while (answers.size() < i + 1) io.run_one();
   }
   for (const auto& a : answers) {
     EXPECT_EQ(a.status, 503);

@@ -15,6 +15,21 @@ ValidationContext self() {
   return {"m1", "127.0.0.11", 2379, 2380};
 }
 
+// The same agent once enrolled: it holds its certificates.
+ValidationContext enrolledSelf() {
+  ValidationContext c = self();
+  c.enrolled = true;
+  return c;
+}
+
+// A refusal for want of enrollment, which names what needs it.
+void expectNeedsEnrollment(const Result<void>& r, const std::string& says) {
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, Errc::kFailedPrecondition);
+  EXPECT_THAT(r.error().message, HasSubstr(says));
+  EXPECT_THAT(r.error().message, HasSubstr("not enrolled"));
+}
+
 v1::ApplyPlanRequest plan(v1::PlanMode mode = v1::PLAN_MODE_NEW) {
   v1::ApplyPlanRequest r;
   auto* p = r.mutable_plan();
@@ -58,14 +73,9 @@ TEST(RequestValidation, AnAgentDiscoveryUrlNeedsAnEnrolledAgentAndAWellFormedUrl
   d.mutable_plan()->clear_initial_cluster();
   d.mutable_plan()->set_discovery_url(
       "etcd-agent://127.0.0.11:2378/0123456789abcdef0123456789abcdef");
-  ValidationContext enrolled = self();
-  enrolled.enrolled = true;
+  const ValidationContext enrolled = enrolledSelf();
   EXPECT_TRUE(validate(d, enrolled));
-  auto plain = validate(d, self());
-  ASSERT_FALSE(plain);
-  EXPECT_EQ(plain.error().code, Errc::kFailedPrecondition);
-  EXPECT_THAT(plain.error().message, HasSubstr("plan.discovery_url: etcd-agent:// discovery"));
-  EXPECT_THAT(plain.error().message, HasSubstr("not enrolled"));
+  expectNeedsEnrollment(validate(d, self()), "plan.discovery_url: etcd-agent:// discovery");
   for (const std::string& url : std::vector<std::string>{
            "etcd-agent://127.0.0.11/0123456789abcdef0123456789abcdef",
            "etcd-agent://127.0.0.11:2378/short", "etcd-agent://h:1/" + std::string(3000, 'a')}) {
@@ -78,13 +88,9 @@ TEST(RequestValidation, ATlsPlanNeedsAnEnrolledAgentAndHttpsPeers) {
   auto tls = plan();
   tls.mutable_plan()->set_tls(true);
   tls.mutable_plan()->set_initial_cluster("m1=https://127.0.0.11:2380,m2=https://127.0.0.12:2380");
-  ValidationContext enrolled = self();
-  enrolled.enrolled = true;
+  const ValidationContext enrolled = enrolledSelf();
   EXPECT_TRUE(validate(tls, enrolled));
-  auto r = validate(tls, self());
-  ASSERT_FALSE(r);
-  EXPECT_EQ(r.error().code, Errc::kFailedPrecondition);
-  EXPECT_THAT(r.error().message, HasSubstr("this agent is not enrolled"));
+  expectNeedsEnrollment(validate(tls, self()), "plan.tls: this agent is not enrolled");
   auto mixed = tls;
   mixed.mutable_plan()->set_initial_cluster("m1=https://127.0.0.11:2380,m2=http://127.0.0.12:2380");
   EXPECT_THAT(refusal(validate(mixed, enrolled)), HasSubstr("every peer URL must be https://"));
