@@ -29,15 +29,15 @@ namespace etcdagent::agent {
 struct HttpRequest {
   std::string method;  // "GET", "PUT", ...
   std::string target;  // path and query, as sent (origin-form: an absolute-form target's path)
-  // The host and port of an absolute-form target ("GET http://HOST:PORT/path"), as a client asks
-  // a proxy: etcd's discovery client through --discovery-proxy. "" for an origin-form target.
-  std::string authority;
-  std::string path;  // without the query
+  std::string path;    // without the query
   std::map<std::string, std::string> query;
   std::string body;
   // The client's end of the connection, as gRPC names a peer: "ipv4:127.0.0.1:43210",
   // "ipv6:[::1]:43210" (caller.hpp traces it to a uid); "" when unknown.
   std::string peer;
+  // The host and port of an absolute-form target ("GET http://HOST:PORT/path"), as a client asks
+  // a proxy: etcd's discovery client through --discovery-proxy. "" for an origin-form target.
+  std::string authority;
 };
 
 struct HttpResponse {
