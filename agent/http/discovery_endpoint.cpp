@@ -73,6 +73,10 @@ void DiscoveryEndpoint::serve(const HttpRequest& request, HttpServer::Respond re
       return;
     case HttpDiscoveryRoute::Kind::kRefused: answer(route.refusal); return;
     case HttpDiscoveryRoute::Kind::kRelay:
+      if (access_->relay == nullptr) {
+        answer(relayFailureResponse("discovery relay: this agent does not relay"));
+        return;
+      }
       access_->relay->forward(route.target,
                               toRelayRequest(request.method, request.target, request.body),
                               std::move(answer));
