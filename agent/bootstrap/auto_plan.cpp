@@ -1,5 +1,6 @@
 #include "agent/bootstrap/auto_plan.hpp"
 
+#include "agent/bootstrap/discovery_relay.hpp"
 #include "agent/bootstrap/preflight.hpp"
 
 namespace etcdagent::agent {
@@ -17,6 +18,8 @@ std::optional<v1::Plan> autoPlan(const AgentConfig& config) {
   plan.set_cluster_token(config.cluster.token);
   plan.set_client_port(static_cast<unsigned>(client));
   plan.set_peer_port(static_cast<unsigned>(peer));
+  // A coordinating agent (etcd-agent://) means an enrolled fleet, whose members serve TLS.
+  plan.set_tls(isAgentDiscoveryUrl(config.bootstrap.discovery));
   return plan;
 }
 

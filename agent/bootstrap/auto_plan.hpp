@@ -2,7 +2,9 @@
 
 // The plan an agent gives itself at start when it has none, from agent.toml's [bootstrap]:
 // `discovery = "URL"` -> a PLAN_MODE_DISCOVERY plan with its own ports and the [cluster] token;
-// etcd then registers at the coordinator and waits there for the rest of the cluster.
+// etcd then registers at the coordinator and waits there for the rest of the cluster. A
+// coordinating agent of an enrolled fleet (etcd-agent://HOST:PORT/TOKEN) makes a TLS plan, as the
+// fleet's bootstrap plans its members.
 
 #include <optional>
 

@@ -5,6 +5,7 @@
 #include <optional>
 #include <vector>
 
+#include "agent/bootstrap/discovery_relay.hpp"
 #include "agent/config/agent_config.hpp"
 #include "agent/config/api_socket.hpp"
 #include "agent/config/listen_address.hpp"
@@ -161,11 +162,27 @@ void checkBootstrap(const AgentConfig& cfg, FirstProblem& p) {
   if (!cfg.bootstrap.discovery.empty() && !cfg.bootstrap.join.empty()) {
     p.add("bootstrap.join", "set either bootstrap.discovery or bootstrap.join, not both");
   }
-  for (auto [key, value] : {std::pair{"bootstrap.discovery", cfg.bootstrap.discovery},
-                            {"bootstrap.join", cfg.bootstrap.join}}) {
-    if (!value.empty() && !value.starts_with("http://") && !value.starts_with("https://")) {
-      p.add(key, "expected an http:// or https:// URL, got " + quoteForMessage(value));
+  const auto http = [](const std::string& url) {
+    return url.starts_with("http://") || url.starts_with("https://");
+  };
+  const std::string& discovery = cfg.bootstrap.discovery;
+  if (isAgentDiscoveryUrl(discovery)) {
+    // A coordinating agent by its API address: relayed over mutual TLS once this agent is
+    // enrolled, through its own HTTP endpoint.
+    if (auto target = parseAgentDiscoveryUrl(discovery); !target) {
+      p.add("bootstrap.discovery", target.error().message);
+    } else if (auto relayed = relayedDiscoveryFlags(cfg.agent.http_listen, *target); !relayed) {
+      p.add("bootstrap.discovery", relayed.error().message);
     }
+  } else if (!discovery.empty() && !http(discovery)) {
+    p.add("bootstrap.discovery",
+          "expected an http:// or https:// URL, or etcd-agent://HOST:PORT/TOKEN (a coordinating "
+          "agent of an enrolled fleet), got " +
+              quoteForMessage(discovery));
+  }
+  if (!cfg.bootstrap.join.empty() && !http(cfg.bootstrap.join)) {
+    p.add("bootstrap.join",
+          "expected an http:// or https:// URL, got " + quoteForMessage(cfg.bootstrap.join));
   }
 }
 

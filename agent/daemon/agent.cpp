@@ -11,6 +11,7 @@
 #include <iostream>
 
 #include "agent/bootstrap/auto_plan.hpp"
+#include "agent/bootstrap/discovery_relay.hpp"
 #include "agent/daemon/check_config.hpp"
 #include "agent/enroll/api_mode.hpp"
 #include "agent/http/status_endpoints.hpp"
@@ -57,6 +58,10 @@ Agent::Agent(AgentConfig config)
             return callerUid(peer, parseListenEndpoint(config_.agent.api_listen));
           },
           etcdClusterAsker(config_)),
+      relay_(
+          io_, config_.pkiDir(),
+          {.journal = [this](int priority, const std::string& text) { log_.agent(priority, text); },
+           .last_error = [this](const std::string& text) { supervisor_.reportError(text); }}),
       discovery_(io_, config_.member.data_root + "/discovery"),
       http_(io_, edgeLimits()),
       api_(config_.agent.api_listen, ApiTransport{std::nullopt, {&service_}}),
@@ -93,6 +98,7 @@ Result<void> Agent::prepareApi() {
                            .token_waiting = tokenFileExists(),
                            .insecure = config_.agent.insecure};
   const ApiMode mode = decideApiMode(facts);
+  api_mode_ = mode;
   if (auto warning = apiModeWarning(mode, facts, config_.agent.api_listen); !warning.empty()) {
     log_.agent(LOG_WARNING, warning);
   }
@@ -199,6 +205,7 @@ void Agent::enrolled(const Enrolled& done) {
   if (!done.notice.empty()) log_.agent(LOG_WARNING, done.notice);
   waiting_for_enrollment_.clear();
   enrolled_ = true;
+  api_mode_ = ApiMode::kMutualTls;
   token_watch_.cancel();
   service_.setCertificates(certificateExpiry(done.credentials));
   watchCertificates();
@@ -206,6 +213,7 @@ void Agent::enrolled(const Enrolled& done) {
     log_.agent(LOG_ERR, switched.error().message + " (after enrollment)");
   }
   notifier_.status(statusText());
+  applyConfiguredDiscovery();  // an etcd-agent:// coordinator waited for this
 }
 
 Agent::~Agent() = default;
@@ -238,6 +246,12 @@ int Agent::run() {
 void Agent::serve() {
   for (const auto& problem : discovery_.load()) log_.agent(LOG_WARNING, "coordinator: " + problem);
   service_.setDiscovery([this](unsigned size) -> Result<v1::NewDiscoveryTokenResponse> {
+    // Only a plaintext agent serves its tokens on HTTP; any other names itself by its API address
+    // and serves them over RelayDiscovery.
+    if (api_mode_ != ApiMode::kPlaintext) {
+      return discovery_.newToken(size,
+                                 std::string(kAgentDiscoveryScheme) + config_.agent.api_listen);
+    }
     if (http_port_ == 0) {
       return fail(Errc::kUnavailable, "the HTTP endpoint (agent.http_listen " +
                                           config_.agent.http_listen +
@@ -245,6 +259,11 @@ void Agent::serve() {
     }
     return discovery_.newToken(size, discoveryBaseUrl(config_.agent.http_listen,
                                                       config_.member.advertise_host, http_port_));
+  });
+  service_.setDiscoveryRelay([this](const DiscoveryRequest& request,
+                                    std::chrono::milliseconds max_wait,
+                                    std::function<void(DiscoveryResponse)> reply) {
+    discovery_.handle(request, max_wait, std::move(reply));
   });
   if (!listenApi()) return;
   listenHttp();
@@ -312,7 +331,7 @@ void Agent::listenHttp() {
       "/metrics", [this](const HttpRequest&) { return metrics(service_.status(), edgeStatus()); },
       kStatusMethods);
   http_.onNotice([this](const std::string& text) { log_.agent(LOG_WARNING, text); });
-  discovery_.attach(http_);
+  attachDiscovery();
   if (auto r = http_.listen(config_.agent.http_listen); !r) {
     log_.agent(LOG_ERR,
                r.error().message +
@@ -322,16 +341,45 @@ void Agent::listenHttp() {
   http_port_ = http_.port();
 }
 
-void Agent::bootstrapByConfig() {
-  // [bootstrap] discovery: an agent without a plan registers itself (after HTTP listens, in case
-  // the URL names this agent's own coordinator).
-  if (auto plan = autoPlan(config_); plan && !supervisor_.state()) {
-    log_.agent(LOG_INFO, "no plan yet: joining the cluster at " + plan->discovery_url() +
-                             " ([bootstrap] discovery)");
-    if (auto r = supervisor_.applyPlan(*plan); !r) {
-      log_.agent(LOG_ERR, "[bootstrap] discovery: " + r.error().message);
-    }
+void Agent::attachDiscovery() {
+  discovery_.setAccess(
+      {.serves_registry = [this] { return api_mode_ == ApiMode::kPlaintext; },
+       .own_plan = [this]() -> std::optional<RelayTarget> {
+         const auto& state = supervisor_.state();
+         return state ? relayTargetOf(state->plan()) : std::nullopt;
+       },
+       // Traced through the kernel's socket table, as a loopback caller of the API is: etcd runs
+       // as the agent's user.
+       .caller = [this](const std::string& peer) -> std::optional<uid_t> {
+         auto server = parseListenEndpoint(config_.agent.http_listen);
+         if (server) server->port = http_port_;
+         return callerUid(peer, server);
+       },
+       .privileged = [policy = CallerPolicy::forThisProcess()](
+                         std::optional<uid_t> uid) { return isPrivileged(uid, policy); },
+       .relay = &relay_});
+  discovery_.attach(http_);
+}
+
+void Agent::applyConfiguredDiscovery() {
+  // After HTTP listens, in case the URL names this agent's own coordinator.
+  auto plan = autoPlan(config_);
+  if (!plan || supervisor_.state()) return;
+  if (isAgentDiscoveryUrl(plan->discovery_url()) && api_mode_ != ApiMode::kMutualTls) {
+    log_.agent(LOG_NOTICE, "[bootstrap] discovery: " + plan->discovery_url() +
+                               " is reached over mutual TLS: registering once this agent is "
+                               "enrolled");
+    return;
   }
+  log_.agent(LOG_INFO, "no plan yet: joining the cluster at " + plan->discovery_url() +
+                           " ([bootstrap] discovery)");
+  if (auto r = supervisor_.applyPlan(*plan); !r) {
+    log_.agent(LOG_ERR, "[bootstrap] discovery: " + r.error().message);
+  }
+}
+
+void Agent::bootstrapByConfig() {
+  applyConfiguredDiscovery();
   // [bootstrap] join: an agent without a plan adds itself to a running cluster as a learner and
   // is promoted once it caught up; the etcd calls run on the joiner's thread.
   joiner_ = std::make_unique<Joiner>(io_, supervisor_, log_);

@@ -17,6 +17,7 @@
 #include "agent/config/agent_config.hpp"
 #include "agent/daemon/api_server.hpp"
 #include "agent/daemon/api_socket_server.hpp"
+#include "agent/enroll/api_mode.hpp"
 #include "agent/http/discovery_endpoint.hpp"
 #include "agent/http/http_server.hpp"
 #include "agent/http/status_endpoints.hpp"
@@ -63,6 +64,11 @@ class Agent {
   bool listenApi();
   void listenHttp();
   void bootstrapByConfig();
+  // [bootstrap] discovery: an agent without a plan registers itself. An etcd-agent:// coordinator
+  // is relayed over mutual TLS, so an agent that is not enrolled yet waits for its enrollment.
+  void applyConfiguredDiscovery();
+  // Wires the HTTP discovery paths: the registry on a plaintext agent, the relay otherwise.
+  void attachDiscovery();
   void feedWatchdog();
   // Refreshes the Status line every hour while the agent has certificates: their note counts
   // days to an expiry that no event announces.
@@ -84,6 +90,9 @@ class Agent {
   DiskMemberStore store_;
   Supervisor supervisor_;
   AgentService service_;
+  // Relays the discovery requests of this agent's etcd to a coordinating agent (etcd-agent://
+  // plans); before discovery_, which uses it.
+  DiscoveryRelay relay_;
   // The coordinator (etcd v2 discovery) shares the HTTP endpoint; its tokens live on disk.
   DiscoveryEndpoint discovery_;
   HttpServer http_;
@@ -92,9 +101,12 @@ class Agent {
   // which serves it.
   std::unique_ptr<EnrollService> enroll_;
   std::string waiting_for_enrollment_;  // the Status line's note, "" once enrolled
-  std::optional<AgentKeys> keys_;       // while not enrolled
-  std::string token_problem_;           // the last bad token file's error, said once
-  bool enrolled_ = false;               // set on the loop by enrolled()
+  // What the API serves (set by prepareApi, kMutualTls once enrolled); on the loop. A plaintext
+  // agent serves its discovery registry on HTTP to anyone, any other only over the agent API.
+  ApiMode api_mode_ = ApiMode::kPlaintext;
+  std::optional<AgentKeys> keys_;  // while not enrolled
+  std::string token_problem_;      // the last bad token file's error, said once
+  bool enrolled_ = false;          // set on the loop by enrolled()
   // The gRPC API, and the thread that probes it and rebuilds it when it stops accepting.
   ApiServer api_;
   ApiMonitor api_monitor_;

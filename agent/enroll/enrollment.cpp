@@ -55,7 +55,7 @@ std::vector<tls::Purpose> purposesOf(KeyUse use) {
 }  // namespace
 
 std::string agentCommonName(std::string_view member_name) {
-  return "etcd-agent:" + std::string(member_name);
+  return std::string(tls::kAgentCommonNamePrefix) + std::string(member_name);
 }
 
 std::vector<std::string> agentServerSans(const EnrollIdentity& identity) {

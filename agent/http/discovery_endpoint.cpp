@@ -1,5 +1,6 @@
 #include "agent/http/discovery_endpoint.hpp"
 
+#include <algorithm>
 #include <boost/asio/steady_timer.hpp>
 #include <ctime>
 #include <memory>
@@ -51,15 +52,48 @@ void DiscoveryEndpoint::attach(HttpServer& server) {
 }
 
 void DiscoveryEndpoint::serve(const HttpRequest& request, HttpServer::Respond respond) {
+  const DiscoveryRequest asked{request.method, request.path, request.query, request.body};
+  auto answer = [respond = std::move(respond)](const DiscoveryResponse& r) { respond(toHttp(r)); };
+  if (!access_) {
+    handle(asked, wait_timeout_, std::move(answer));
+    return;
+  }
+  HttpDiscoveryFacts facts;
+  facts.serves_registry = access_->serves_registry();
+  if (!facts.serves_registry) {
+    facts.own_plan = access_->own_plan();
+    facts.caller = access_->caller(request.peer);
+    facts.caller_privileged = access_->privileged(facts.caller);
+    facts.asked_coordinator = request.authority;
+  }
+  auto route = routeHttpDiscovery(asked, facts);
+  switch (route.kind) {
+    case HttpDiscoveryRoute::Kind::kRegistry:
+      handle(asked, wait_timeout_, std::move(answer));
+      return;
+    case HttpDiscoveryRoute::Kind::kRefused: answer(route.refusal); return;
+    case HttpDiscoveryRoute::Kind::kRelay:
+      if (access_->relay == nullptr) {
+        answer(relayFailureResponse("discovery relay: this agent does not relay"));
+        return;
+      }
+      access_->relay->forward(route.target,
+                              toRelayRequest(request.method, request.target, request.body),
+                              std::move(answer));
+      return;
+  }
+}
+
+void DiscoveryEndpoint::handle(const DiscoveryRequest& request, std::chrono::milliseconds max_wait,
+                               DiscoveryRegistry::Reply reply) {
   auto timer = std::make_shared<boost::asio::steady_timer>(io_);
-  auto reply = [timer, respond = std::move(respond)](DiscoveryResponse r) {
+  auto answer = [timer, reply = std::move(reply)](DiscoveryResponse r) {
     timer->cancel();
-    respond(toHttp(r));
+    reply(std::move(r));
   };
-  auto parked =
-      registry_.handle({request.method, request.path, request.query, request.body}, reply);
+  auto parked = registry_.handle(request, answer);
   if (!parked) return;
-  timer->expires_after(wait_timeout_);
+  timer->expires_after(std::min(max_wait, wait_timeout_));
   // The timer does not own itself: the registry's stored reply holds it until the wait ends.
   timer->async_wait([this, id = *parked](const boost::system::error_code& ec) {
     if (!ec) registry_.expire(id);

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <boost/asio/ip/address.hpp>
 #include <boost/asio/write.hpp>
+#include <cctype>
 #include <optional>
 
 #include "agent/http/http_session.hpp"
@@ -49,6 +50,22 @@ void refuse(tcp::socket socket) {
 }
 
 }  // namespace
+
+std::string originForm(const std::string& target, std::string& authority) {
+  authority.clear();
+  constexpr std::string_view kHttp = "http://";
+  if (target.size() < kHttp.size() ||
+      !std::equal(kHttp.begin(), kHttp.end(), target.begin(), [](char a, char b) {
+        return a == std::tolower(static_cast<unsigned char>(b));
+      })) {
+    return target;
+  }
+  const std::string rest = target.substr(kHttp.size());
+  const auto end = rest.find_first_of("/?");
+  authority = rest.substr(0, end);
+  if (end == std::string::npos) return "/";
+  return rest[end] == '/' ? rest.substr(end) : "/" + rest.substr(end);
+}
 
 void parseTarget(const std::string& target, std::string& path,
                  std::map<std::string, std::string>& query) {

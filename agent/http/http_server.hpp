@@ -28,10 +28,16 @@ namespace etcdagent::agent {
 
 struct HttpRequest {
   std::string method;  // "GET", "PUT", ...
-  std::string target;  // path and query, as sent
+  std::string target;  // path and query, as sent (origin-form: an absolute-form target's path)
   std::string path;    // without the query
   std::map<std::string, std::string> query;
   std::string body;
+  // The client's end of the connection, as gRPC names a peer: "ipv4:127.0.0.1:43210",
+  // "ipv6:[::1]:43210" (caller.hpp traces it to a uid); "" when unknown.
+  std::string peer;
+  // The host and port of an absolute-form target ("GET http://HOST:PORT/path"), as a client asks
+  // a proxy: etcd's discovery client through --discovery-proxy. "" for an origin-form target.
+  std::string authority;
 };
 
 struct HttpResponse {
@@ -63,6 +69,11 @@ struct HttpStats {
   std::uint64_t connections_timed_out = 0;
   std::size_t connections_open = 0;
 };
+
+// An absolute-form target ("http://HOST:PORT/a?x=1", what a client sends a proxy) as origin-form
+// ("/a?x=1"; "/" when it has no path), its HOST:PORT in `authority`; any other target unchanged
+// and `authority` empty.
+std::string originForm(const std::string& target, std::string& authority);
 
 // Splits "/a/b?x=1&y=%2F" into path and decoded query parameters.
 void parseTarget(const std::string& target, std::string& path,

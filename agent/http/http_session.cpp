@@ -20,6 +20,16 @@ const char* reasonFor(int status) {
   }
 }
 
+std::string peerOf(const tcp::socket& socket) {
+  beast::error_code ec;
+  const auto remote = socket.remote_endpoint(ec);
+  if (ec) return "";
+  const auto address = remote.address();
+  const std::string port = std::to_string(remote.port());
+  return address.is_v4() ? "ipv4:" + address.to_string() + ":" + port
+                         : "ipv6:[" + address.to_string() + "]:" + port;
+}
+
 class Session : public std::enable_shared_from_this<Session> {
  public:
   Session(tcp::socket socket, const HttpServer& server, std::shared_ptr<HttpStats> stats)
@@ -67,9 +77,10 @@ class Session : public std::enable_shared_from_this<Session> {
     const auto& request = parser_->get();
     HttpRequest req;
     req.method = std::string(request.method_string());
-    req.target = std::string(request.target());
+    req.target = originForm(std::string(request.target()), req.authority);
     parseTarget(req.target, req.path, req.query);
     req.body = request.body();
+    req.peer = peerOf(stream_.socket());
     head_ = request.method() == http::verb::head;
     version_ = request.version();
     keep_alive_ = request.keep_alive();

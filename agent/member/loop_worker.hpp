@@ -1,7 +1,8 @@
 #pragma once
 
 // Blocking work (gRPC calls to etcd, waiting for a file lock) off the agent's event loop: run()
-// does it on one worker thread and posts the result back to the loop, where its owner lives. A
+// does it on a worker thread (one by default) and posts the result back to the loop, where its
+// owner lives. A
 // result that arrives after its owner (this worker) is gone is dropped, so a callback never
 // touches a destroyed object. The destructor asks the work in flight to stop (its stop_token) and
 // waits for it: work must end by itself, within its own deadlines or soon after a stop request.
@@ -11,6 +12,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/thread_pool.hpp>
+#include <cstddef>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -21,16 +23,19 @@ namespace etcdagent::agent {
 
 class LoopWorker {
  public:
-  explicit LoopWorker(boost::asio::io_context& io) : io_(io) {}
+  // `threads`: how many works may run at once (the discovery relay's calls, each a long poll);
+  // with one, works run in the order given.
+  explicit LoopWorker(boost::asio::io_context& io, std::size_t threads = 1)
+      : io_(io), threads_(threads) {}
   ~LoopWorker();
   LoopWorker(const LoopWorker&) = delete;
   LoopWorker& operator=(const LoopWorker&) = delete;
 
-  // work(std::stop_token) -> R runs on the worker thread; done(R) on the loop. Works run one after
-  // another, in the order given. Call on the loop.
+  // work(std::stop_token) -> R runs on a worker thread; done(R) on the loop. With one thread,
+  // works run one after another, in the order given. Call on the loop.
   template <class Work, class Done>
   void run(Work work, Done done) {
-    if (!pool_) pool_.emplace(1);
+    if (!pool_) pool_.emplace(threads_);
     // Work in flight is work of the loop too: io_context::run() must not return while a result is
     // still to come (an agent waiting for the member lock has nothing else on its loop).
     boost::asio::post(*pool_, [io = &io_, pending = boost::asio::make_work_guard(io_),
@@ -53,6 +58,7 @@ class LoopWorker {
 
  private:
   boost::asio::io_context& io_;
+  std::size_t threads_;
   std::shared_ptr<int> owner_ = std::make_shared<int>(0);
   // Copied by the worker thread while the loop may drop owner_: a const weak_ptr is safe to share.
   const std::weak_ptr<int> alive_ = owner_;

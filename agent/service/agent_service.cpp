@@ -2,12 +2,15 @@
 
 #include <grpcpp/security/auth_context.h>
 
+#include <algorithm>
 #include <boost/asio/post.hpp>
 #include <future>
 #include <utility>
 
+#include "agent/bootstrap/discovery_relay.hpp"
 #include "agent/bootstrap/preflight.hpp"
 #include "agent/restore/restore.hpp"
+#include "agent/service/call_slot.hpp"
 #include "agent/service/member_status.hpp"
 
 namespace etcdagent::agent {
@@ -17,10 +20,12 @@ using namespace std::chrono_literals;
 
 // Runs `work(done)` on the event loop; `work` calls done(status, value) when finished, maybe later.
 // The value travels through shared state, so a call that timed out never writes into a response
-// gRPC has already freed.
+// gRPC has already freed. With `context`, a call gRPC cancelled (its client gave up, or the server
+// shuts down while the loop no longer runs) stops waiting at once.
 template <class T>
 grpc::Status onLoop(boost::asio::io_context& io, std::chrono::seconds timeout,
-                    std::function<void(std::function<void(grpc::Status, T)>)> work, T* out) {
+                    std::function<void(std::function<void(grpc::Status, T)>)> work, T* out,
+                    grpc::ServerContext* context = nullptr) {
   using Outcome = std::pair<grpc::Status, T>;
   auto promise = std::make_shared<std::promise<Outcome>>();
   auto future = promise->get_future();
@@ -31,10 +36,18 @@ grpc::Status onLoop(boost::asio::io_context& io, std::chrono::seconds timeout,
       promise->set_value(Outcome{std::move(s), std::move(value)});
     });
   });
-  if (future.wait_for(timeout) != std::future_status::ready) {
-    return {grpc::StatusCode::DEADLINE_EXCEEDED, "the agent did not finish within " +
-                                                     std::to_string(timeout.count()) +
-                                                     "s; see its journal"};
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  const auto slice = context != nullptr ? std::chrono::milliseconds(200) : timeout;
+  while (future.wait_for(std::min<std::chrono::steady_clock::duration>(
+             slice, deadline - std::chrono::steady_clock::now())) != std::future_status::ready) {
+    if (context != nullptr && context->IsCancelled()) {
+      return {grpc::StatusCode::CANCELLED, "the call was cancelled"};
+    }
+    if (std::chrono::steady_clock::now() >= deadline) {
+      return {grpc::StatusCode::DEADLINE_EXCEEDED, "the agent did not finish within " +
+                                                       std::to_string(timeout.count()) +
+                                                       "s; see its journal"};
+    }
   }
   auto outcome = future.get();
   *out = std::move(outcome.second);
@@ -48,6 +61,16 @@ constexpr std::chrono::milliseconds kRemovalCheckBudget{5000};
 
 grpc::Status asStatus(const Result<void>& r) {
   return r ? grpc::Status::OK : toStatus(r.error());
+}
+
+// Over mutual TLS the certificate says who calls (the handshake verified it): its common name.
+// nullopt on a plaintext connection (the socket, an insecure agent's loopback port).
+std::optional<std::string> verifiedCommonName(const grpc::ServerContext* context) {
+  if (context == nullptr) return std::nullopt;
+  auto auth = context->auth_context();
+  if (!auth || !auth->IsPeerAuthenticated()) return std::nullopt;
+  const auto names = auth->FindPropertyValues(GRPC_X509_CN_PROPERTY_NAME);
+  return names.empty() ? "" : std::string(names.front().data(), names.front().size());
 }
 
 }  // namespace
@@ -73,17 +96,16 @@ grpc::Status toStatus(const Error& e) {
 
 grpc::Status AgentService::allowMutation(const grpc::ServerContext* context,
                                          std::string_view method) const {
-  // Over mutual TLS the certificate says who calls (the handshake verified it).
-  if (context != nullptr) {
-    if (auto auth = context->auth_context(); auth && auth->IsPeerAuthenticated()) {
-      const auto names = auth->FindPropertyValues(GRPC_X509_CN_PROPERTY_NAME);
-      const std::string cn =
-          names.empty() ? "" : std::string(names.front().data(), names.front().size());
-      return asStatus(authorizeCertificateMutation(cn, method));
-    }
+  if (auto cn = verifiedCommonName(context)) {
+    return asStatus(authorizeCertificateMutation(*cn, method));
   }
   const std::optional<uid_t> caller = context ? lookup_(context->peer()) : std::nullopt;
   return asStatus(authorizeMutation(caller, method, policy_));
+}
+
+grpc::Status AgentService::allowDiscoveryRelay(const grpc::ServerContext* context) const {
+  if (auto cn = verifiedCommonName(context)) return asStatus(authorizeDiscoveryRelay(*cn));
+  return allowMutation(context, "RelayDiscovery");
 }
 
 std::string AgentService::autostart() const {
@@ -320,6 +342,36 @@ grpc::Status AgentService::UploadSnapshot(grpc::ServerContext* ctx,
   if (!done) return toStatus(done.error());
   *out = std::move(*done);
   return grpc::Status::OK;
+}
+
+grpc::Status AgentService::RelayDiscovery(grpc::ServerContext* ctx,
+                                          const v1::RelayDiscoveryRequest* req,
+                                          v1::RelayDiscoveryResponse* out) {
+  if (auto s = allowDiscoveryRelay(ctx); !s.ok()) return s;
+  if (auto s = asStatus(validateRelayRequest(*req)); !s.ok()) return s;
+  if (!relay_discovery_) {
+    return {grpc::StatusCode::UNAVAILABLE,
+            "this agent does not coordinate yet: it is still starting; ask again"};
+  }
+  CallSlot slot(relayed_calls_, kMaxRelayedCalls);
+  if (!slot.taken()) {
+    return {grpc::StatusCode::RESOURCE_EXHAUSTED,
+            "this coordinator answers " + std::to_string(kMaxRelayedCalls) +
+                " discovery requests at once already; ask again"};
+  }
+  const auto request = fromRelayRequest(*req);
+  // A long poll is parked no longer than the caller waits; the loop answers it by then.
+  const auto park =
+      relayParkLimit(kRelayLongPollTimeout, ctx->deadline(), std::chrono::system_clock::now());
+  using RelayDone = std::function<void(grpc::Status, v1::RelayDiscoveryResponse)>;
+  return onLoop<v1::RelayDiscoveryResponse>(
+      io_, std::chrono::duration_cast<std::chrono::seconds>(park) + 10s,
+      [this, request, park](RelayDone done) {
+        relay_discovery_(request, park, [done](DiscoveryResponse r) {
+          done(grpc::Status::OK, toRelayResponse(r));
+        });
+      },
+      out, ctx);
 }
 
 }  // namespace etcdagent::agent

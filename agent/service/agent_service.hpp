@@ -8,13 +8,16 @@
 // only for privileged callers (caller.hpp), every field validated (request_validation.hpp), and
 // RemoveMember wipes only what the cluster confirms is gone (removal_guard.hpp).
 
+#include <atomic>
 #include <boost/asio/io_context.hpp>
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <mutex>
 #include <string_view>
 #include <vector>
 
+#include "agent/bootstrap/discovery_registry.hpp"
 #include "agent/service/caller.hpp"
 #include "agent/service/removal_guard.hpp"
 #include "agent/service/request_validation.hpp"
@@ -63,11 +66,22 @@ class AgentService final : public v1::Agent::Service {
   grpc::Status UploadSnapshot(grpc::ServerContext*,
                               grpc::ServerReader<v1::UploadSnapshotRequest>* reader,
                               v1::UploadSnapshotResponse*) override;
+  // Waits (on gRPC's thread) for the registry's answer, which may be a parked long poll: at most
+  // kMaxRelayedCalls at once, each within the call's deadline (discovery_relay.hpp).
+  grpc::Status RelayDiscovery(grpc::ServerContext*, const v1::RelayDiscoveryRequest*,
+                              v1::RelayDiscoveryResponse*) override;
 
   // The coordinator's token factory, run on the event loop; set by main before serving (without
   // it NewDiscoveryToken answers UNAVAILABLE).
   using NewDiscoveryTokenFn = std::function<Result<v1::NewDiscoveryTokenResponse>(unsigned size)>;
   void setDiscovery(NewDiscoveryTokenFn fn) { new_discovery_token_ = std::move(fn); }
+  // The coordinator's registry, run on the event loop: answers `request` through `reply`, now or
+  // once a long poll parked at most `max_wait` ends. Set by main before serving (without it
+  // RelayDiscovery answers UNAVAILABLE).
+  using RelayDiscoveryFn =
+      std::function<void(const DiscoveryRequest& request, std::chrono::milliseconds max_wait,
+                         std::function<void(DiscoveryResponse)> reply)>;
+  void setDiscoveryRelay(RelayDiscoveryFn fn) { relay_discovery_ = std::move(fn); }
 
   // The autostart state for GetStatus ("unknown" outside systemd).
   [[nodiscard]] std::string autostart() const;
@@ -89,6 +103,9 @@ class AgentService final : public v1::Agent::Service {
   }
   // OK for a privileged caller; PERMISSION_DENIED naming the uid otherwise.
   grpc::Status allowMutation(const grpc::ServerContext* context, std::string_view method) const;
+  // OK for an agent of the fleet or etcd-fleet over mutual TLS (authorizeDiscoveryRelay), or a
+  // privileged caller on the socket or an insecure agent's loopback port.
+  grpc::Status allowDiscoveryRelay(const grpc::ServerContext* context) const;
   // OK when the cluster confirms the member is gone (removal_guard.hpp's rule).
   grpc::Status confirmRemoved(v1::AgentStatus* checked);
 
@@ -100,6 +117,8 @@ class AgentService final : public v1::Agent::Service {
   std::shared_ptr<ClusterAsker> asker_;
   NewDiscoveryTokenFn new_discovery_token_;
   std::vector<tls::CertificateExpiry> certificates_;  // read and written on the loop
+  RelayDiscoveryFn relay_discovery_;
+  std::atomic<std::size_t> relayed_calls_{0};  // RelayDiscovery calls being answered
   std::mutex upload_mutex_;
 };
 

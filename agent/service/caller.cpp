@@ -199,12 +199,14 @@ CallerPolicy CallerPolicy::forThisProcess() {
   return p;
 }
 
+bool isPrivileged(std::optional<uid_t> caller, const CallerPolicy& policy) {
+  return caller && (*caller == 0 || *caller == policy.agent_uid ||
+                    (policy.in_group && policy.in_group(*caller, policy.group)));
+}
+
 Result<void> authorizeMutation(std::optional<uid_t> caller, std::string_view method,
                                const CallerPolicy& policy) {
-  if (caller && (*caller == 0 || *caller == policy.agent_uid ||
-                 (policy.in_group && policy.in_group(*caller, policy.group)))) {
-    return {};
-  }
+  if (isPrivileged(caller, policy)) return {};
   const std::string who = caller ? "uid " + std::to_string(*caller)
                                  : std::string(
                                        "a caller this agent cannot identify (not a "
@@ -226,6 +228,18 @@ Result<void> authorizeCertificateMutation(std::string_view common_name, std::str
                   quoteForMessage(common_name) +
                   " may only read (GetStatus) on this agent: mutating calls are for etcd-fleet's "
                   "own certificate (CN etcd-fleet, pki/fleet.crt)");
+}
+
+Result<void> authorizeDiscoveryRelay(std::string_view common_name) {
+  if (common_name == tls::kFleetClientCommonName) return {};
+  if (common_name.starts_with(tls::kAgentCommonNamePrefix) &&
+      common_name.size() > tls::kAgentCommonNamePrefix.size()) {
+    return {};
+  }
+  return fail(Errc::kPermissionDenied,
+              "RelayDiscovery registers members of the fleet's clusters, and the certificate " +
+                  quoteForMessage(common_name) +
+                  " is neither an agent's of this fleet (CN etcd-agent:<member>) nor etcd-fleet's");
 }
 
 }  // namespace etcdagent::agent

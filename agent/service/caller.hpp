@@ -70,6 +70,9 @@ struct CallerPolicy {
   static CallerPolicy forThisProcess();
 };
 
+// Pure: whether `caller` is privileged: uid 0, the agent's own uid, or a member of its group.
+bool isPrivileged(std::optional<uid_t> caller, const CallerPolicy& policy);
+
 // Pure: may `caller` make the mutating call `method`? PERMISSION_DENIED names the uid (or says it
 // is unknown), what it may do, and who may do more.
 Result<void> authorizeMutation(std::optional<uid_t> caller, std::string_view method,
@@ -82,5 +85,11 @@ bool uidInGroup(uid_t uid, gid_t group);
 // fleet CA issued it): only etcd-fleet's ("etcd-fleet") may change the member; another agent's
 // ("etcd-agent:<member>") or an application's may only read.
 Result<void> authorizeCertificateMutation(std::string_view common_name, std::string_view method);
+
+// RelayDiscovery over mutual TLS: the fleet's agents ("etcd-agent:<member>": each relays its own
+// etcd's discovery requests to the coordinator) and etcd-fleet ("etcd-fleet") may; any other
+// certificate of the fleet CA (an application's) may not: discovery only forms the fleet's own
+// clusters, and a registration is a member of one.
+Result<void> authorizeDiscoveryRelay(std::string_view common_name);
 
 }  // namespace etcdagent::agent

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "agent/bootstrap/discovery_registry.hpp"
+#include "agent/bootstrap/discovery_relay.hpp"
 #include "agent/enroll/agent_pki.hpp"
 #include "agent/supervisor/etcd_flags.hpp"
 #include "common/strings.hpp"
@@ -166,7 +167,22 @@ Result<void> validatePlan(const v1::Plan& plan, const ValidationContext& self) {
   }
   if (auto r = validatePort(plan.client_port(), "plan.client_port"); !r) return r;
   if (auto r = validatePort(plan.peer_port(), "plan.peer_port"); !r) return r;
-  if (!plan.discovery_url().empty()) {
+  if (isAgentDiscoveryUrl(plan.discovery_url())) {
+    if (plan.discovery_url().size() > kMaxUrlBytes) {
+      return invalid("plan.discovery_url", "a URL of " +
+                                               std::to_string(plan.discovery_url().size()) +
+                                               " bytes: at most " + std::to_string(kMaxUrlBytes));
+    }
+    if (auto r = parseAgentDiscoveryUrl(plan.discovery_url()); !r) {
+      return invalid("plan.discovery_url", r.error().message);
+    }
+    if (!self.enrolled) {
+      return fail(Errc::kFailedPrecondition,
+                  "plan.discovery_url: etcd-agent:// discovery is relayed to the coordinating "
+                  "agent over mutual TLS, and this agent is not enrolled; enroll it first "
+                  "(etcd-fleet enroll --hosts HOST)");
+    }
+  } else if (!plan.discovery_url().empty()) {
     if (auto r = validateHttpUrl(plan.discovery_url(), "plan.discovery_url", true); !r) return r;
   }
   if (plan.tls_stage() != v1::TLS_STAGE_UNSPECIFIED) {

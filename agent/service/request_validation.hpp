@@ -9,7 +9,8 @@
 //   - sizes are bounded (initial_cluster 16 KiB, URLs 2 KiB, names and tokens 128 bytes);
 //   - names and cluster tokens are [A-Za-z0-9._-] and start with a letter or digit (never '-',
 //     so no value can pass for an etcd flag);
-//   - URLs are http:// or https:// with a host and a port, no user info, no spaces or controls;
+//   - URLs are http:// or https:// with a host and a port, no user info, no spaces or controls
+//     (a discovery URL may also be etcd-agent://HOST:PORT/TOKEN, on an enrolled agent);
 //   - a plan includes this agent's own member with its advertised peer URL.
 // What the supervisor then decides (a plan of another member, a data dir that holds data) stays
 // there; this only refuses what can never be right.

@@ -2,6 +2,7 @@
 
 #include <arpa/inet.h>
 
+#include "agent/bootstrap/discovery_relay.hpp"
 #include "agent/enroll/agent_pki.hpp"
 
 namespace etcdagent::agent {
@@ -81,8 +82,20 @@ Result<std::vector<std::string>> etcdCommandLine(const AgentConfig& config,
       if (plan.discovery_url().empty()) {
         return fail(Errc::kInvalidArgument, "the plan has no discovery URL");
       }
+      // An etcd-agent:// coordinator is reached through this agent's own HTTP endpoint as
+      // etcd's discovery proxy, which relays to it over mutual TLS; the URL, etcd's cluster
+      // identity, is the same on every member (agent/bootstrap/discovery_relay.hpp).
+      if (isAgentDiscoveryUrl(plan.discovery_url())) {
+        auto target = parseAgentDiscoveryUrl(plan.discovery_url());
+        if (!target) return fail(target.error());
+        auto relayed = relayedDiscoveryFlags(config.agent.http_listen, *target);
+        if (!relayed) return fail(relayed.error());
+        argv.push_back("--discovery=" + relayed->url);
+        argv.push_back("--discovery-proxy=" + relayed->proxy);
+      } else {
+        argv.push_back("--discovery=" + plan.discovery_url());
+      }
       // With the default "proxy", a member that finds the cluster full would become a proxy.
-      argv.push_back("--discovery=" + plan.discovery_url());
       argv.push_back("--discovery-fallback=exit");
       argv.push_back("--initial-cluster-token=" + token);
       break;

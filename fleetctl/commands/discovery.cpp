@@ -1,5 +1,6 @@
 // discovery new: create an etcd v2 discovery token on an agent (the coordinator) and print its URL,
-// for `etcd --discovery URL`, an agent's `[bootstrap] discovery = "URL"`, or a discovery plan.
+// for `etcd --discovery URL`, an agent's `[bootstrap] discovery = "URL"`, or a discovery plan
+// (etcd-agent://HOST:PORT/TOKEN from an enrolled coordinator: for agents only).
 
 #include "agentclient/agent_client.hpp"
 #include "fleet/inventory.hpp"
@@ -73,7 +74,11 @@ std::vector<Command> discoveryCommands() {
            "\t127.0.0.1:2378) serves the etcd v2 discovery protocol on its HTTP endpoint\n"
            "\t(agent.http_listen). Give the printed URL to every member: etcd --discovery URL\n"
            "\t--discovery-fallback exit, or [bootstrap] discovery = \"URL\" in agent.toml.\n"
-           "\tThe cluster forms once N members registered; later ones are refused.",
+           "\tThe cluster forms once N members registered; later ones are refused.\n"
+           "\tAn enrolled agent (a fleet with a CA) serves its tokens only to the fleet over\n"
+           "\tmutual TLS and prints etcd-agent://HOST:PORT/TOKEN (its API address): give it to\n"
+           "\tagents only ([bootstrap] discovery, or a discovery plan); each relays its own\n"
+           "\tetcd's requests to the coordinator. A plain etcd cannot use it.",
        .flags =
            [](FlagSet& f) {
              f.integer("size", 0, 0, "the number of members of the new cluster (1..99)")

@@ -23,7 +23,7 @@
 namespace etcdagent::fleet {
 
 // The CN of every certificate an agent gets: "etcd-agent:<member name>".
-inline constexpr std::string_view kAgentCommonNamePrefix = "etcd-agent:";
+inline constexpr std::string_view kAgentCommonNamePrefix = tls::kAgentCommonNamePrefix;
 
 // What Enroll.Hello gave: the agent's answer and the server certificate its TLS handshake showed.
 struct EnrollHello {

@@ -17,6 +17,8 @@
 namespace etcdagent::tls {
 
 inline constexpr std::string_view kFleetClientCommonName = "etcd-fleet";
+// Every certificate of an agent: "etcd-agent:<member name>".
+inline constexpr std::string_view kAgentCommonNamePrefix = "etcd-agent:";
 inline constexpr unsigned kPkiDirMode = 0700;
 inline constexpr unsigned kKeyFileMode = 0600;
 inline constexpr unsigned kCertFileMode = 0644;

@@ -7,7 +7,8 @@
 # inventory and its pki/ are in its ~/.config/etcd-fleet). The pages use the addresses users have, 10.0.0.N for host mN; every block is
 # rewritten to 127.0.0.(10+N) before it runs, and a block that names any other address outside
 # 127.0.0.0/8 is refused, so that nothing is sent anywhere else. A discovery URL an operator block
-# printed (http://HOST:2377/<32 hex digits>) replaces the example URL in later blocks, as a reader
+# printed (http://HOST:2377/<32 hex digits>, or etcd-agent://HOST:2378/<32 hex digits> from an
+# enrolled coordinator) replaces the example URL in later blocks, as a reader
 # pastes theirs; so does an enrollment token it printed (etf1.<id>.<secret>.<CA hash>). A block runs with `set -e`; the first failing one fails the test with its page,
 # its number and its output.
 #
@@ -133,7 +134,7 @@ run_block() {
   done
 }
 
-DISCOVERY_URL_RE='http://127\.0\.0\.[0-9]+:2377/[0-9a-f]{32}'
+DISCOVERY_URL_RE='(http://127\.0\.0\.[0-9]+:2377|etcd-agent://127\.0\.0\.[0-9]+:2378)/[0-9a-f]{32}'
 discovery_url=""
 TOKEN_RE='etf1\.[a-z0-9]{6}\.[a-z0-9]{32}\.[0-9a-f]{64}'
 enroll_token=""
@@ -144,7 +145,8 @@ for page in "${PAGES[@]}"; do
     if grep -qE "$DISCOVERY_URL_RE" "$WORK/blocks/$page.$n.sh"; then
       [ -n "$discovery_url" ] ||
         fail "docs/guide/$page, block $n: shows a discovery URL but no earlier block printed one"
-      URL=$discovery_url perl -pi -e 's{http://127\.0\.0\.\d+:2377/[0-9a-f]{32}}{$ENV{URL}}g' \
+      URL=$discovery_url perl -pi -e \
+        's{(?:http://127\.0\.0\.\d+:2377|etcd-agent://127\.0\.0\.\d+:2378)/[0-9a-f]{32}}{$ENV{URL}}g' \
         "$WORK/blocks/$page.$n.sh"
     fi
     if grep -qE "$TOKEN_RE" "$WORK/blocks/$page.$n.sh"; then

@@ -56,7 +56,7 @@ std::string replaceAll(std::string s, std::string_view from, const std::string& 
 HttpRequest toRequest(const http::request<http::string_body>& r) {
   HttpRequest req;
   req.method = std::string(r.method_string());
-  req.target = std::string(r.target());
+  req.target = etcdagent::agent::originForm(std::string(r.target()), req.authority);
   etcdagent::agent::parseTarget(req.target, req.path, req.query);
   req.body = r.body();
   return req;

@@ -1,4 +1,5 @@
-// libFuzzer entry point for the agent API's request validation (agent/service/request_validation):
+// libFuzzer entry point for the agent API's request validation (agent/service/request_validation,
+// and RelayDiscovery's in agent/bootstrap/discovery_relay):
 // the same bytes are parsed as every request message and each parsed one is validated. The
 // validators must never crash, hang or throw on any input; the fuzz build (-fsanitize=fuzzer)
 // links this file with agent_core and the agent's protos.
@@ -6,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "agent/bootstrap/discovery_relay.hpp"
 #include "agent/service/request_validation.hpp"
 
 namespace {
@@ -37,5 +39,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   fuzzOne<v1::NewDiscoveryTokenRequest>(data, size, [](const auto& r) { return validate(r); });
   fuzzOne<v1::UploadSnapshotRequest>(data, size,
                                      [](const auto& r) { return validateUploadHeader(r); });
+  // The coordinator's RelayDiscovery: validated, then read as the registry reads it.
+  fuzzOne<v1::RelayDiscoveryRequest>(data, size, [](const auto& r) {
+    auto valid = validateRelayRequest(r);
+    if (valid) (void)fromRelayRequest(r);
+    return valid;
+  });
+  // An enrolled agent also takes etcd-agent:// discovery URLs.
+  static const ValidationContext enrolled{"m1", "127.0.0.1", 2379, 2380, true};
+  fuzzOne<v1::ApplyPlanRequest>(data, size, [](const auto& r) { return validate(r, enrolled); });
   return 0;
 }

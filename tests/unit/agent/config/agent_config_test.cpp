@@ -138,6 +138,27 @@ TEST(AgentConfig, BadValuesAreRejectedWithTheExpectation) {
             std::string::npos);
 }
 
+// [bootstrap] discovery names a coordinating agent of an enrolled fleet by its API address.
+TEST(AgentConfig, DiscoveryMayNameACoordinatingAgent) {
+  auto cfg = parse(
+      "[bootstrap]\ndiscovery = "
+      "\"etcd-agent://127.0.0.11:2378/0123456789abcdef0123456789abcdef\"\n");
+  ASSERT_TRUE(cfg) << cfg.error().message;
+  EXPECT_EQ(cfg->bootstrap.discovery,
+            "etcd-agent://127.0.0.11:2378/0123456789abcdef0123456789abcdef");
+  EXPECT_NE(errorOf("[bootstrap]\ndiscovery = \"etcd-agent://127.0.0.11:2378/abc\"\n")
+                .find("bootstrap.discovery: \"etcd-agent://127.0.0.11:2378/abc\" is not "
+                      "etcd-agent://HOST:PORT/TOKEN: the token must be 32 lowercase hex digits"),
+            std::string::npos);
+  EXPECT_NE(errorOf("[agent]\nhttp_listen = \"127.0.0.1:0\"\n[bootstrap]\ndiscovery = "
+                    "\"etcd-agent://127.0.0.11:2378/0123456789abcdef0123456789abcdef\"\n")
+                .find("needs a fixed port"),
+            std::string::npos);
+  EXPECT_NE(errorOf("[bootstrap]\ndiscovery = \"127.0.0.11:2377/t\"\n")
+                .find("or etcd-agent://HOST:PORT/TOKEN"),
+            std::string::npos);
+}
+
 TEST(AgentConfig, ManagedFlagsCannotBeOverridden) {
   std::string e = errorOf("[etcd]\nextra_flags = [\"--data-dir=/tmp/x\"]\n");
   EXPECT_EQ(e,

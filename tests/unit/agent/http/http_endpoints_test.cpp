@@ -122,5 +122,21 @@ TEST(HttpServer, RoutesByLongestPrefixAndDecodesQueries) {
   EXPECT_EQ(server.handle(req).body, "root");
 }
 
+// A client of a proxy (etcd through --discovery-proxy) names the host in the target.
+TEST(HttpServer, AnAbsoluteFormTargetIsServedAsItsPathAndNamesItsHost) {
+  std::string authority;
+  EXPECT_EQ(originForm("http://127.0.0.11:2378/tok/_config/size?quorum=false", authority),
+            "/tok/_config/size?quorum=false");
+  EXPECT_EQ(authority, "127.0.0.11:2378");
+  EXPECT_EQ(originForm("HTTP://[::1]:2378?x=1", authority), "/?x=1");
+  EXPECT_EQ(authority, "[::1]:2378");
+  EXPECT_EQ(originForm("http://h:1", authority), "/");
+  EXPECT_EQ(authority, "h:1");
+  EXPECT_EQ(originForm("/tok?wait=true", authority), "/tok?wait=true");
+  EXPECT_EQ(authority, "");
+  EXPECT_EQ(originForm("/http://x/y", authority), "/http://x/y");
+  EXPECT_EQ(authority, "");
+}
+
 }  // namespace
 }  // namespace etcdagent::agent

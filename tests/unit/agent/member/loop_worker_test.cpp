@@ -54,6 +54,35 @@ TEST(LoopWorker, WorkRunsInTheOrderGiven) {
   EXPECT_EQ(results, (std::vector<int>{0, 1, 2, 3, 4}));
 }
 
+// With two threads a blocked work does not hold the next one: the first waits for the second.
+TEST(LoopWorker, WithMoreThreadsWorksRunAtOnce) {
+  boost::asio::io_context io;
+  auto guard = boost::asio::make_work_guard(io);
+  LoopWorker worker(io, 2);
+  std::mutex m;
+  std::condition_variable cv;
+  bool second_ran = false;
+  std::vector<int> results;
+  worker.run(
+      [&](std::stop_token) {
+        std::unique_lock lock(m);
+        return cv.wait_for(lock, std::chrono::seconds(10), [&] { return second_ran; }) ? 1 : -1;
+      },
+      [&](int r) { results.push_back(r); });
+  worker.run(
+      [&](std::stop_token) {
+        {
+          std::lock_guard lock(m);
+          second_ran = true;
+        }
+        cv.notify_all();
+        return 2;
+      },
+      [&](int r) { results.push_back(r); });
+  while (results.size() < 2) io.run_one();
+  EXPECT_EQ(results, (std::vector<int>{2, 1}));
+}
+
 TEST(LoopWorker, DestroyingItStopsTheWorkInFlightAndDropsItsResultAndProgress) {
   boost::asio::io_context io;
   auto worker = std::make_unique<LoopWorker>(io);

@@ -125,5 +125,29 @@ TEST(CallerPolicy, EveryoneElseIsRefusedWithTheirUidAndWhatTheyMayDo) {
   EXPECT_THAT(unknown.error().message, HasSubstr("cannot identify"));
 }
 
+// RelayDiscovery over mutual TLS: the fleet's agents and etcd-fleet, nobody else of the CA.
+TEST(CallerCertificate, TheFleetsAgentsAndEtcdFleetMayRelayDiscovery) {
+  EXPECT_TRUE(authorizeDiscoveryRelay("etcd-agent:m1"));
+  EXPECT_TRUE(authorizeDiscoveryRelay("etcd-agent:db-3.example"));
+  EXPECT_TRUE(authorizeDiscoveryRelay("etcd-fleet"));
+  for (const char* cn :
+       {"app", "etcd-agent:", "etcd-agent", "root", "", "etcd-fleet2", "xetcd-agent:m1"}) {
+    auto r = authorizeDiscoveryRelay(cn);
+    ASSERT_FALSE(r) << cn;
+    EXPECT_EQ(r.error().code, Errc::kPermissionDenied);
+    EXPECT_THAT(r.error().message, HasSubstr("neither an agent's of this fleet")) << cn;
+  }
+  // A change of the member stays etcd-fleet's alone.
+  EXPECT_FALSE(authorizeCertificateMutation("etcd-agent:m1", "ApplyPlan"));
+}
+
+TEST(CallerPolicy, PrivilegedIsRootTheAgentsUserAndItsGroup) {
+  EXPECT_TRUE(isPrivileged(0U, policy()));
+  EXPECT_TRUE(isPrivileged(998U, policy()));
+  EXPECT_TRUE(isPrivileged(1000U, policy()));
+  EXPECT_FALSE(isPrivileged(65534U, policy()));
+  EXPECT_FALSE(isPrivileged(std::nullopt, policy()));
+}
+
 }  // namespace
 }  // namespace etcdagent::agent

@@ -15,6 +15,21 @@ ValidationContext self() {
   return {"m1", "127.0.0.11", 2379, 2380};
 }
 
+// The same agent once enrolled: it holds its certificates.
+ValidationContext enrolledSelf() {
+  ValidationContext c = self();
+  c.enrolled = true;
+  return c;
+}
+
+// A refusal for want of enrollment, which names what needs it.
+void expectNeedsEnrollment(const Result<void>& r, const std::string& says) {
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, Errc::kFailedPrecondition);
+  EXPECT_THAT(r.error().message, HasSubstr(says));
+  EXPECT_THAT(r.error().message, HasSubstr("not enrolled"));
+}
+
 v1::ApplyPlanRequest plan(v1::PlanMode mode = v1::PLAN_MODE_NEW) {
   v1::ApplyPlanRequest r;
   auto* p = r.mutable_plan();
@@ -51,17 +66,31 @@ TEST(RequestValidation, AcceptsThePlansTheFleetSends) {
   EXPECT_TRUE(validate(defaults, self()));
 }
 
+// A discovery plan through a coordinating agent (an enrolled fleet): relayed over mutual TLS, so
+// only an enrolled agent takes it.
+TEST(RequestValidation, AnAgentDiscoveryUrlNeedsAnEnrolledAgentAndAWellFormedUrl) {
+  auto d = plan(v1::PLAN_MODE_DISCOVERY);
+  d.mutable_plan()->clear_initial_cluster();
+  d.mutable_plan()->set_discovery_url(
+      "etcd-agent://127.0.0.11:2378/0123456789abcdef0123456789abcdef");
+  const ValidationContext enrolled = enrolledSelf();
+  EXPECT_TRUE(validate(d, enrolled));
+  expectNeedsEnrollment(validate(d, self()), "plan.discovery_url: etcd-agent:// discovery");
+  for (const std::string& url : std::vector<std::string>{
+           "etcd-agent://127.0.0.11/0123456789abcdef0123456789abcdef",
+           "etcd-agent://127.0.0.11:2378/short", "etcd-agent://h:1/" + std::string(3000, 'a')}) {
+    d.mutable_plan()->set_discovery_url(url);
+    EXPECT_THAT(refusal(validate(d, enrolled)), HasSubstr("plan.discovery_url")) << url;
+  }
+}
+
 TEST(RequestValidation, ATlsPlanNeedsAnEnrolledAgentAndHttpsPeers) {
   auto tls = plan();
   tls.mutable_plan()->set_tls(true);
   tls.mutable_plan()->set_initial_cluster("m1=https://127.0.0.11:2380,m2=https://127.0.0.12:2380");
-  ValidationContext enrolled = self();
-  enrolled.enrolled = true;
+  const ValidationContext enrolled = enrolledSelf();
   EXPECT_TRUE(validate(tls, enrolled));
-  auto r = validate(tls, self());
-  ASSERT_FALSE(r);
-  EXPECT_EQ(r.error().code, Errc::kFailedPrecondition);
-  EXPECT_THAT(r.error().message, HasSubstr("this agent is not enrolled"));
+  expectNeedsEnrollment(validate(tls, self()), "plan.tls: this agent is not enrolled");
   auto mixed = tls;
   mixed.mutable_plan()->set_initial_cluster("m1=https://127.0.0.11:2380,m2=http://127.0.0.12:2380");
   EXPECT_THAT(refusal(validate(mixed, enrolled)), HasSubstr("every peer URL must be https://"));

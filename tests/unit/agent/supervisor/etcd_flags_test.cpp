@@ -159,6 +159,29 @@ TEST(EtcdFlags, DiscoveryPlanNeverFallsBackToProxy) {
                 kTail);
 }
 
+// A coordinating agent (etcd-agent://) is reached through this agent's own HTTP endpoint as
+// etcd's discovery proxy, which relays to it; the URL names the coordinator, alike on every
+// member (etcd computes its member IDs from it).
+TEST(EtcdFlags, ARelayedDiscoveryPlanRegistersAtTheAgentsOwnHttpEndpoint) {
+  auto s = state(v1::PLAN_MODE_DISCOVERY);
+  s.mutable_plan()->set_discovery_url(
+      "etcd-agent://127.0.0.12:2378/0123456789abcdef0123456789abcdef");
+  auto cfg = config();
+  cfg.agent.http_listen = "127.0.0.11:2377";
+  auto argv = etcdCommandLine(cfg, s);
+  ASSERT_TRUE(argv) << argv.error().message;
+  EXPECT_EQ(shellJoin(*argv),
+            kCommon +
+                "--discovery=http://127.0.0.12:2378/0123456789abcdef0123456789abcdef "
+                "--discovery-proxy=http://127.0.0.11:2377 "
+                "--discovery-fallback=exit --initial-cluster-token=t1" +
+                kTail);
+  cfg.agent.http_listen = "127.0.0.11:0";
+  auto unbound = etcdCommandLine(cfg, s);
+  ASSERT_FALSE(unbound);
+  EXPECT_NE(unbound.error().message.find("needs a fixed port"), std::string::npos);
+}
+
 TEST(EtcdFlags, NonLoopbackAdvertiseAlsoListensOnLoopback) {
   // TEST-NET-1 (RFC 5737): a non-loopback address that nothing here connects to.
   auto cfg = config("192.0.2.11");
