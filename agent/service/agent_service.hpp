@@ -14,6 +14,7 @@
 #include <mutex>
 #include <string_view>
 
+#include "agent/enroll/rotation.hpp"
 #include "agent/service/caller.hpp"
 #include "agent/service/removal_guard.hpp"
 #include "agent/service/request_validation.hpp"
@@ -60,6 +61,25 @@ class AgentService final : public v1::Agent::Service {
                               grpc::ServerReader<v1::UploadSnapshotRequest>* reader,
                               v1::UploadSnapshotResponse*) override;
 
+  // Certificate rotation (agent/enroll/rotation.hpp). They run on gRPC's thread (file I/O, key
+  // generation), serialized by the CertRotation.
+  grpc::Status PrepareRotation(grpc::ServerContext*, const v1::PrepareRotationRequest*,
+                               v1::PrepareRotationResponse*) override;
+  grpc::Status InstallCertificates(grpc::ServerContext*, const v1::InstallCertificatesRequest*,
+                                   v1::InstallCertificatesResponse*) override;
+  grpc::Status InstallTrust(grpc::ServerContext*, const v1::InstallTrustRequest*,
+                            v1::InstallTrustResponse*) override;
+
+  // The agent's certificate rotation and what runs once its files changed (`rotated`, on gRPC's
+  // thread before the call answers; it must not wait for the API server: the API and the health
+  // probe take the new credentials elsewhere). Set by main before serving; without it the
+  // rotation calls answer FAILED_PRECONDITION.
+  using Rotated = std::function<void(const AgentCredentials& now, const std::string& what)>;
+  void setRotation(CertRotation* rotation, Rotated rotated) {
+    rotation_ = rotation;
+    rotated_ = std::move(rotated);
+  }
+
   // The coordinator's token factory, run on the event loop; set by main before serving (without
   // it NewDiscoveryToken answers UNAVAILABLE).
   using NewDiscoveryTokenFn = std::function<Result<v1::NewDiscoveryTokenResponse>(unsigned size)>;
@@ -84,6 +104,8 @@ class AgentService final : public v1::Agent::Service {
   CallerLookup lookup_;
   std::shared_ptr<ClusterAsker> asker_;
   NewDiscoveryTokenFn new_discovery_token_;
+  CertRotation* rotation_ = nullptr;
+  Rotated rotated_;
   std::mutex upload_mutex_;
 };
 

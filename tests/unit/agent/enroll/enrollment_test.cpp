@@ -196,7 +196,7 @@ TEST_F(EnrollmentTest, FinishStoresTheCertificatesPrivatelyAndDeletesTheToken) {
   auto loaded = loadAgentCredentials(paths_);
   ASSERT_TRUE(loaded) << loaded.error().message;
   ASSERT_TRUE(*loaded);
-  EXPECT_EQ(tls::spkiSha256Hex((*loaded)->ca), token_.ca_hash);
+  EXPECT_EQ(tls::spkiSha256Hex((*loaded)->ca()), token_.ca_hash);
   EXPECT_EQ((*loaded)->cert(KeyUse::kApi).der(), done->credentials.cert(KeyUse::kApi).der());
 }
 
