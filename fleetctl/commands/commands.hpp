@@ -23,5 +23,6 @@ std::vector<Command> statusCommands();       // status
 std::vector<Command> caCommands();           // ca init, ca show
 std::vector<Command> tokenCommands();        // token create, list, revoke
 std::vector<Command> enrollCommands();       // enroll
+std::vector<Command> certsCommands();        // certs rotate
 
 }  // namespace etcdagent::fleet

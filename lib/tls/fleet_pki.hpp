@@ -48,8 +48,25 @@ Result<FleetPki> initFleetPki(
     std::chrono::system_clock::time_point now = std::chrono::system_clock::now());
 
 // Loads what initFleetPki wrote, checking that each key belongs to its certificate. No CA is
-// kNotFound saying to run `etcd-fleet ca init`.
+// kNotFound saying to run `etcd-fleet ca init`. A switch of fleet.key and fleet.crt that a crash
+// interrupted after its commit point (renewFleetClientCertificate) is completed first.
 Result<FleetPki> loadFleetPki(const std::string& inventory_path);
+
+// From this long before its expiry a rotation re-issues fleet.crt without being asked.
+inline constexpr std::chrono::hours kFleetCertRenewBefore{24 * 30};
+
+// Why fleet.crt should be re-issued now, "" when it need not: it expires within
+// kFleetCertRenewBefore, or it is not good under the signing CA (expired, or issued by another
+// CA: a CA rotation switched the signer).
+std::string fleetCertRenewalReason(const FleetPki& pki, std::chrono::system_clock::time_point now =
+                                                            std::chrono::system_clock::now());
+
+// A fresh key and a certificate of pki.ca for it (CN etcd-fleet, clientAuth, 1 year), replacing
+// fleet.key and fleet.crt as one (pki/fleet-cert.pending/, renamed at the commit point; a crash
+// leaves the old pair or the new one, common/file_switch.hpp). Returns the PKI with them.
+Result<FleetPki> renewFleetClientCertificate(
+    const FleetPki& pki,
+    std::chrono::system_clock::time_point now = std::chrono::system_clock::now());
 
 // The fleet CA's hash as enrollment tokens pin it: spkiSha256Hex of <inventory dir>/pki/ca.crt
 // (over the key, so that re-issuing the CA certificate with the same key keeps tokens valid).
