@@ -102,6 +102,10 @@ Result<RotationJournal> parseRotationJournal(std::string_view text, std::string_
     if (m.empty()) return bad("\"done\" names an empty member");
     out.done.push_back(m);
   }
+  out.new_ca = file.new_ca();
+  if (out.kind == RotationKind::kCa && !out.new_ca.starts_with("sha256:")) {
+    return bad("a CA rotation names no \"new_ca\" (sha256:...)");
+  }
   return out;
 }
 
@@ -112,6 +116,7 @@ std::string renderRotationJournal(const RotationJournal& journal) {
   file.set_step(std::string(rotationStepName(journal.step)));
   file.set_started_at(journal.started_at);
   for (const auto& m : journal.done) file.add_done(m);
+  file.set_new_ca(journal.new_ca);
   std::string out;
   google::protobuf::util::JsonPrintOptions options;
   options.add_whitespace = true;

@@ -36,6 +36,7 @@ struct RotationJournal {
   RotationStep step = RotationStep::kReissue;
   std::string started_at;         // RFC 3339 UTC
   std::vector<std::string> done;  // members whose part of `step` is done, in the order done
+  std::string new_ca;             // CA rotation: the new CA's fingerprint ("sha256:...")
 
   [[nodiscard]] bool isDone(std::string_view member) const;
   // The next step starts: nobody has done it yet.

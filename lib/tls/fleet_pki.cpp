@@ -11,6 +11,7 @@
 #include "common/file_switch.hpp"
 #include "common/file_util.hpp"
 #include "tls/csr.hpp"
+#include "tls/file_write.hpp"
 #include "tls/sign.hpp"
 
 namespace etcdagent::tls {
@@ -66,6 +67,21 @@ Result<ClientIdentity> issueFleetClientIdentity(const Ca& ca,
                        .now = now});
   if (!cert) return fail(cert.error());
   return ClientIdentity{std::move(*key), std::move(*cert)};
+}
+
+std::string pemOf(const std::vector<Certificate>& certs) {
+  std::string out;
+  for (const auto& c : certs) out += c.pem();
+  return out;
+}
+
+std::string fileName(const std::string& path) {
+  return std::filesystem::path(path).filename().string();
+}
+
+// ca.pending/ and ca.switching/ in the pki directory: the next signing CA.
+FileSwitch caSwitch(const FleetPkiPaths& paths) {
+  return {paths.dir, "ca"};
 }
 
 // fleet-cert.pending/ and fleet-cert.switching/ in the pki directory.
@@ -127,7 +143,9 @@ Result<FleetPki> initFleetPki(const std::string& inventory_path,
       !r)
     return fail(r.error());
   cleanup.dismiss();
-  return FleetPki{std::move(paths), std::move(*ca), std::move(fleet->cert), std::move(fleet->key)};
+  std::vector<Certificate> trust{ca->cert};
+  return FleetPki{std::move(paths), std::move(*ca), std::move(fleet->cert), std::move(fleet->key),
+                  std::move(trust)};
 }
 
 Result<std::string> fleetCaHash(const std::string& inventory_path) {
@@ -148,8 +166,10 @@ Result<FleetPki> loadFleetPki(const std::string& inventory_path) {
                                      ": create one with `etcd-fleet ca init` (or pass --fleet "
                                      "FILE of the fleet whose CA you mean)");
   }
-  // The pair a renewal committed before it was interrupted: in place before it is read.
+  // The pairs a renewal or a CA switch committed before it was interrupted: in place before
+  // they are read.
   if (auto finished = fleetCertSwitch(paths).finish(); !finished) return fail(finished.error());
+  if (auto finished = caSwitch(paths).finish(); !finished) return fail(finished.error());
   auto ca = loadCa(paths.ca_cert, paths.ca_key);
   if (!ca) return fail(ca.error());
   auto cert = Certificate::load(paths.fleet_cert);
@@ -161,7 +181,12 @@ Result<FleetPki> loadFleetPki(const std::string& inventory_path) {
     return fail(Errc::kInvalidArgument, paths.fleet_key + " is not the key of " + paths.fleet_cert +
                                             ": restore the pair from a backup");
   }
-  return FleetPki{std::move(paths), std::move(*ca), std::move(*cert), std::move(*key)};
+  auto text = readFile(paths.ca_cert);
+  if (!text) return fail(text.error());
+  auto trust = certificatesFromPem(*text);
+  if (!trust) return fail(trust.error().context(paths.ca_cert));
+  return FleetPki{std::move(paths), std::move(*ca), std::move(*cert), std::move(*key),
+                  std::move(*trust)};
 }
 
 Result<FleetPkiStatus> fleetPkiStatus(const std::string& inventory_path,
@@ -197,19 +222,57 @@ Result<FleetPki> renewFleetClientCertificate(const FleetPki& pki,
   if (!fresh) return fail(fresh.error());
   const FileSwitch files = fleetCertSwitch(pki.paths);
   if (auto r = files.freshStage(); !r) return fail(r.error());
-  const auto name = [](const std::string& path) {
-    return std::filesystem::path(path).filename().string();
-  };
-  if (auto r = writeKeyFile(files.staged(name(pki.paths.fleet_key)), fresh->key); !r) {
+  if (auto r = writeKeyFile(files.staged(fileName(pki.paths.fleet_key)), fresh->key); !r) {
     return fail(r.error());
   }
-  if (auto r = writeCertificateFile(files.staged(name(pki.paths.fleet_cert)), fresh->cert,
+  if (auto r = writeCertificateFile(files.staged(fileName(pki.paths.fleet_cert)), fresh->cert,
                                     kCertFileMode, Overwrite::kNo);
       !r) {
     return fail(r.error());
   }
   if (auto r = files.commit(); !r) return fail(r.error());
-  return FleetPki{pki.paths, pki.ca, std::move(fresh->cert), std::move(fresh->key)};
+  return FleetPki{pki.paths, pki.ca, std::move(fresh->cert), std::move(fresh->key), pki.trust};
+}
+
+std::string FleetPki::trustPem() const {
+  return pemOf(trust);
+}
+
+Result<Certificate> beginCaRotation(const FleetPki& pki,
+                                    std::chrono::system_clock::time_point now) {
+  auto next = createCa({.now = now});
+  if (!next) return fail(next.error());
+  const FileSwitch files = caSwitch(pki.paths);
+  if (auto r = files.freshStage(); !r) return fail(r.error());
+  if (auto r = writeKeyFile(files.staged(fileName(pki.paths.ca_key)), next->key); !r) {
+    return fail(r.error());
+  }
+  if (auto r = writeSecureFile(files.staged(fileName(pki.paths.ca_cert)),
+                               pemOf({next->cert, pki.ca.cert}), kCertFileMode, Overwrite::kNo,
+                               "CA certificate");
+      !r) {
+    return fail(r.error());
+  }
+  if (auto r = writeFileAtomic(pki.paths.ca_cert, pemOf({pki.ca.cert, next->cert}), kCertFileMode);
+      !r) {
+    return fail(r.error());
+  }
+  return next->cert;
+}
+
+Result<void> switchToNextCa(const FleetPkiPaths& paths) {
+  const FileSwitch files = caSwitch(paths);
+  if (!files.hasStage()) {
+    return fail(Errc::kFailedPrecondition,
+                "no next CA is staged in " + files.stageDir() +
+                    ": the CA rotation lost its new CA; if no rotation is in progress, remove " +
+                    paths.dir + "/rotation.json and start again with etcd-fleet ca rotate");
+  }
+  return files.commit();
+}
+
+Result<void> dropOtherCas(const FleetPki& pki) {
+  return writeFileAtomic(pki.paths.ca_cert, pki.ca.cert.pem(), kCertFileMode);
 }
 
 }  // namespace etcdagent::tls

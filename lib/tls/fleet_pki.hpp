@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "common/error.hpp"
 #include "tls/ca.hpp"
@@ -35,9 +36,14 @@ FleetPkiPaths fleetPkiPaths(const std::string& inventory_path);
 
 struct FleetPki {
   FleetPkiPaths paths;
-  Ca ca;
+  Ca ca;  // the CA that signs: ca.key and the first certificate of ca.crt
   Certificate fleet_cert;
   Key fleet_key;
+  // Every CA of ca.crt, the signing CA first; while the CA is rotated, the other one too. What
+  // etcd-fleet trusts agents and etcd members by.
+  std::vector<Certificate> trust;
+  // The CAs of `trust` as one PEM text.
+  [[nodiscard]] std::string trustPem() const;
 };
 
 // Creates the pki directory (0700, and its missing parents), a new CA and the fleet client
@@ -84,5 +90,23 @@ struct FleetPkiStatus {
 Result<FleetPkiStatus> fleetPkiStatus(
     const std::string& inventory_path,
     std::chrono::system_clock::time_point now = std::chrono::system_clock::now());
+
+// --- CA rotation (docs/security.md, "CA rotation"), the operator's files ----------------------
+// ca.crt holds the signing CA first and, while a rotation runs, the other CA after it; ca.key is
+// always the first one's key. The next CA waits in pki/ca.pending/ (its key, and the ca.crt of
+// the switched state), switched in as one (common/file_switch.hpp).
+
+// A new CA (fresh key), staged as the next signer (pki/ca.pending/: ca.key, and ca.crt = [new,
+// current]); then ca.crt becomes [current, new], so every trust of the fleet covers both. An
+// earlier stage is replaced. Returns the new CA's certificate.
+Result<Certificate> beginCaRotation(const FleetPki& pki, std::chrono::system_clock::time_point now =
+                                                             std::chrono::system_clock::now());
+
+// Makes the staged CA the signer: ca.key and ca.crt ([new, old]) switched as one.
+// kFailedPrecondition when nothing is staged.
+Result<void> switchToNextCa(const FleetPkiPaths& paths);
+
+// Ends a rotation: ca.crt holds the signing CA alone.
+Result<void> dropOtherCas(const FleetPki& pki);
 
 }  // namespace etcdagent::tls

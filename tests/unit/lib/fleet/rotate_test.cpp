@@ -52,8 +52,8 @@ TEST_F(RotateCerts, RotatesFollowersFirstAndTheLeaderLastEachOnceWithCertificate
   auto r = rotate();
   ASSERT_TRUE(r) << r.error().message;
   EXPECT_FALSE(r->resumed);
-  EXPECT_EQ(prepared(), (std::vector<std::string>{"127.0.0.12:2378", "127.0.0.13:2378",
-                                                  "127.0.0.11:2378"}));
+  EXPECT_EQ(prepared(),
+            (std::vector<std::string>{"127.0.0.12:2378", "127.0.0.13:2378", "127.0.0.11:2378"}));
   ASSERT_EQ(r->members.size(), 3U);
   EXPECT_EQ(r->members[0].name, "m2");
   EXPECT_FALSE(r->members[0].was_leader);
@@ -160,7 +160,8 @@ TEST_F(RotateCerts, IsRefusedWhileACaRotationIsInProgress) {
   ASSERT_TRUE(fleet::saveRotationJournal(journalPath(), {.kind = fleet::RotationKind::kCa,
                                                          .step = fleet::RotationStep::kTrustBoth,
                                                          .started_at = "2026-01-31T12:00:00Z",
-                                                         .done = {"m1"}}));
+                                                         .done = {"m1"},
+                                                         .new_ca = "sha256:00"}));
   auto r = rotate();
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().code, Errc::kFailedPrecondition);

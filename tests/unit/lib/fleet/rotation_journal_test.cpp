@@ -18,7 +18,8 @@ TEST(RotationJournal, SurvivesTheRoundTripThroughItsFile) {
   RotationJournal j{.kind = RotationKind::kCa,
                     .step = RotationStep::kTrustBoth,
                     .started_at = "2026-01-31T12:00:00Z",
-                    .done = {"m2", "m3"}};
+                    .done = {"m2", "m3"},
+                    .new_ca = "sha256:00ff"};
   ASSERT_TRUE(saveRotationJournal(path, j));
   auto back = loadRotationJournal(path);
   ASSERT_TRUE(back && *back) << (back ? "" : back.error().message);
@@ -26,6 +27,7 @@ TEST(RotationJournal, SurvivesTheRoundTripThroughItsFile) {
   EXPECT_EQ((*back)->step, RotationStep::kTrustBoth);
   EXPECT_EQ((*back)->done, (std::vector<std::string>{"m2", "m3"}));
   EXPECT_TRUE((*back)->isDone("m3"));
+  EXPECT_EQ((*back)->new_ca, "sha256:00ff");
   EXPECT_FALSE((*back)->isDone("m1"));
   j.advance(RotationStep::kReissue);
   EXPECT_TRUE(j.done.empty());
