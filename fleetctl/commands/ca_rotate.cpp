@@ -6,7 +6,6 @@
 #include <stop_token>
 
 #include "fleet/ca_rotate.hpp"
-#include "fleetctl/cli/interrupt.hpp"
 #include "fleetctl/commands/fleet_io.hpp"
 
 namespace etcdagent::fleet {
@@ -18,21 +17,17 @@ CommandResult runCaRotate(Context& ctx) {
                                     "ca rotate works on a fleet bootstrapped with etcd-fleet "
                                     "bootstrap (or pass --fleet FILE)");
   if (!inventory) return commandError(inventory.error());
-  InterruptGuard guard;  // before any gRPC thread starts, so they inherit the blocked signals
-  std::stop_source stop;
-  guard.onInterrupt([&stop] { stop.request_stop(); });
-  StreamProgress progress(ctx.err(), ctx.err(), "warning: ");
-  auto seams = FleetSeams::open(ctx, progress, stop.get_token());
-  if (!seams) return commandError(seams.error());
+  auto flow = InterruptibleFlow::open(ctx, ctx.err());
+  if (!flow) return commandError(flow.error());
   auto done =
-      rotateCa((*seams)->env(), {.inventory = std::move(*inventory),
-                                 .fleet_path = ctx.global().fleet_path,
-                                 .dialer = [](const AgentTls& tls) -> std::unique_ptr<AgentDialer> {
-                                   return std::make_unique<GrpcAgentDialer>(tls);
-                                 },
-                                 .keep_old = ctx.flags().getBool("keep-old"),
-                                 .call_timeout = ctx.flags().getDuration("timeout"),
-                                 .health_timeout = ctx.flags().getDuration("health-timeout")});
+      rotateCa((*flow)->env(), {.inventory = std::move(*inventory),
+                                .fleet_path = ctx.global().fleet_path,
+                                .dialer = [](const AgentTls& tls) -> std::unique_ptr<AgentDialer> {
+                                  return std::make_unique<GrpcAgentDialer>(tls);
+                                },
+                                .keep_old = ctx.flags().getBool("keep-old"),
+                                .call_timeout = ctx.flags().getDuration("timeout"),
+                                .health_timeout = ctx.flags().getDuration("health-timeout")});
   if (!done) return flowError(done.error());
   for (const auto& step : done->steps) {
     for (const auto& m : step.members) {

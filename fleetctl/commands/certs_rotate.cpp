@@ -9,7 +9,6 @@
 
 #include "common/duration.hpp"
 #include "fleet/rotate.hpp"
-#include "fleetctl/cli/interrupt.hpp"
 #include "fleetctl/commands/fleet_io.hpp"
 #include "tls/inspect.hpp"
 
@@ -38,14 +37,10 @@ CommandResult runCertsRotate(Context& ctx) {
     pki = std::move(renewed);
   }
 
-  InterruptGuard guard;  // before any gRPC thread starts, so they inherit the blocked signals
-  std::stop_source stop;
-  guard.onInterrupt([&stop] { stop.request_stop(); });
-  StreamProgress progress(ctx.err(), ctx.err(), "warning: ");
   // Opened after the renewal: the agents are called with the client certificate just issued.
-  auto seams = FleetSeams::open(ctx, progress, stop.get_token());
-  if (!seams) return commandError(seams.error());
-  auto done = rotateCertificates((*seams)->env(),
+  auto flow = InterruptibleFlow::open(ctx, ctx.err());
+  if (!flow) return commandError(flow.error());
+  auto done = rotateCertificates((*flow)->env(),
                                  {.inventory = std::move(*inventory),
                                   .pki = &*pki,
                                   .call_timeout = ctx.flags().getDuration("timeout"),

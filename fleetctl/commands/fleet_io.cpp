@@ -36,6 +36,20 @@ Result<std::unique_ptr<FleetSeams>> FleetSeams::open(Context& ctx, Progress& pro
       new FleetSeams(ctx, progress, std::move(stop), std::move(*pki)));
 }
 
+InterruptibleFlow::InterruptibleFlow(Context& ctx, std::ostream& steps)
+    : progress_(steps, ctx.err(), "warning: ") {
+  guard_.onInterrupt([this] { stop_.request_stop(); });
+}
+
+Result<std::unique_ptr<InterruptibleFlow>> InterruptibleFlow::open(Context& ctx,
+                                                                   std::ostream& steps) {
+  std::unique_ptr<InterruptibleFlow> flow(new InterruptibleFlow(ctx, steps));
+  auto seams = FleetSeams::open(ctx, flow->progress_, flow->stop_.get_token());
+  if (!seams) return fail(seams.error());
+  flow->seams_ = std::move(*seams);
+  return flow;
+}
+
 std::expected<std::optional<AgentTls>, CommandError> agentTlsFor(Context& ctx) {
   auto pki = fleetPkiIfAny(ctx.global().fleet_path);
   if (!pki) return commandError(pki.error());

@@ -18,6 +18,7 @@
 #include "fleet/env.hpp"
 #include "fleet/etcd_cluster.hpp"
 #include "fleetctl/cli/command.hpp"
+#include "fleetctl/cli/interrupt.hpp"
 
 namespace etcdagent::fleet {
 
@@ -61,6 +62,26 @@ class FleetSeams {
   std::optional<TokenStore> tokens_;
   std::optional<EnrollEnv> enroll_;
   Env env_;
+};
+
+// What a command that runs a flow stoppable by Ctrl-C sets up, in this order: the interrupt guard
+// (before any gRPC thread starts, so they inherit its blocked signals), the stop source it
+// triggers, a StreamProgress (steps to `steps`, warnings to stderr) and the seams.
+class InterruptibleFlow {
+ public:
+  static Result<std::unique_ptr<InterruptibleFlow>> open(Context& ctx, std::ostream& steps);
+  InterruptibleFlow(const InterruptibleFlow&) = delete;
+  InterruptibleFlow& operator=(const InterruptibleFlow&) = delete;
+
+  [[nodiscard]] const Env& env() const { return seams_->env(); }
+
+ private:
+  InterruptibleFlow(Context& ctx, std::ostream& steps);
+
+  InterruptGuard guard_;
+  std::stop_source stop_;
+  StreamProgress progress_;
+  std::unique_ptr<FleetSeams> seams_;
 };
 
 // The TLS etcd-fleet dials agents with for the fleet of `ctx` (--fleet): nullopt for a fleet

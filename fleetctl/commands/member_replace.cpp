@@ -6,7 +6,6 @@
 #include <stop_token>
 
 #include "fleet/replace.hpp"
-#include "fleetctl/cli/interrupt.hpp"
 #include "fleetctl/commands/fleet_io.hpp"
 
 namespace etcdagent::fleet {
@@ -25,13 +24,9 @@ CommandResult runReplace(Context& ctx) {
                                     "member replace works on a fleet bootstrapped with etcd-fleet "
                                     "bootstrap (or pass --fleet FILE)");
   if (!inventory) return commandError(inventory.error());
-  InterruptGuard guard;  // before any gRPC thread starts, so they inherit the blocked signals
-  std::stop_source stop;
-  guard.onInterrupt([&stop] { stop.request_stop(); });
-  StreamProgress progress(ctx.out(), ctx.err(), "warning: ");
-  auto seams = FleetSeams::open(ctx, progress, stop.get_token());
-  if (!seams) return commandError(seams.error());
-  auto done = replaceMember((*seams)->env(),
+  auto flow = InterruptibleFlow::open(ctx, ctx.out());
+  if (!flow) return commandError(flow.error());
+  auto done = replaceMember((*flow)->env(),
                             {.inventory = std::move(*inventory),
                              .what = std::move(what),
                              .endpoints = ctx.global().endpoints_set ? ctx.global().client.endpoints

@@ -1,6 +1,5 @@
 #include "fleet/rotation_journal.hpp"
 
-#include <google/protobuf/util/json_util.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -9,6 +8,7 @@
 #include "common/duration.hpp"
 #include "common/file_util.hpp"
 #include "etcdagent/v1/rotation_journal.pb.h"
+#include "fleet/state_json.hpp"
 
 namespace etcdagent::fleet {
 namespace {
@@ -56,14 +56,9 @@ std::string rotationJournalPath(const std::string& pki_dir) {
 
 Result<RotationJournal> parseRotationJournal(std::string_view text, std::string_view source) {
   v1::RotationJournalFile file;
-  google::protobuf::util::JsonParseOptions options;
-  options.ignore_unknown_fields = true;  // written by a newer etcd-fleet: keep what we know
-  auto status = google::protobuf::util::JsonStringToMessage(
-      google::protobuf::StringPiece(text.data(), text.size()), &file, options);
-  if (!status.ok()) {
+  if (auto parsed = parseStateJson(text, file); !parsed) {
     return fail(Errc::kInvalidArgument, std::string(source) + ": not a valid rotation journal (" +
-                                            std::string(status.message()) + ")" +
-                                            damagedHint(source));
+                                            parsed.error().message + ")" + damagedHint(source));
   }
   if (file.version() > kFileVersion) {
     return fail(Errc::kFailedPrecondition,
@@ -117,14 +112,7 @@ std::string renderRotationJournal(const RotationJournal& journal) {
   file.set_started_at(journal.started_at);
   for (const auto& m : journal.done) file.add_done(m);
   file.set_new_ca(journal.new_ca);
-  std::string out;
-  google::protobuf::util::JsonPrintOptions options;
-  options.add_whitespace = true;
-  options.preserve_proto_field_names = true;
-  options.always_print_primitive_fields = true;
-  // Cannot fail: every field is a plain string or number.
-  (void)google::protobuf::util::MessageToJsonString(file, &out, options);
-  return out;
+  return renderStateJson(file);
 }
 
 Result<std::optional<RotationJournal>> loadRotationJournal(const std::string& path) {

@@ -17,19 +17,13 @@
 
 #include "tests/support/agent_harness.hpp"
 #include "tests/support/etcd_cluster.hpp"
+#include "tests/support/files.hpp"
 
 namespace etcdagent::testing {
 namespace {
 
 using namespace std::chrono_literals;
 using ::testing::HasSubstr;
-
-std::string readText(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 RunResult fleet(const std::vector<std::string>& args) {
   std::vector<std::string> argv{fleetBinary()};
@@ -47,16 +41,6 @@ RunResult fleetAsNobody(const std::vector<std::string>& args) {
 
 std::string metrics(const AgentHarness& agent) {
   return run({"curl", "-sS", "-m", "10", "http://" + agent.httpAddress() + "/metrics"}).out;
-}
-
-template <class Done>
-bool eventually(Done done, std::chrono::milliseconds timeout = 20s) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (!done()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(50ms);
-  }
-  return true;
 }
 
 bool healthy(const v1::AgentStatus& s) {
@@ -128,11 +112,14 @@ TEST(AgentSocket, AnotherUidIsRefusedAndTheAgentAndItsMemberStayUntouched) {
   EXPECT_THAT(refused.err, HasSubstr("unix:" + agent.socketPath()));
   auto again = fleetAsNobody({"agent", "status", "--socket", agent.socketPath()});
   EXPECT_NE(again.exit_code, 0) << again.out;
-  ASSERT_TRUE(eventually([&] {
-    return metrics(agent).find(
-               "etcd_agent_api_socket_connections_refused_total{member=\"m1\"} 0\n") ==
-           std::string::npos;
-  })) << metrics(agent);
+  ASSERT_TRUE(eventually(
+      [&] {
+        return metrics(agent).find(
+                   "etcd_agent_api_socket_connections_refused_total{member=\"m1\"} 0\n") ==
+               std::string::npos;
+      },
+      20s))
+      << metrics(agent);
   const std::string log = readText(agent.logPath());
   EXPECT_THAT(log, HasSubstr("refused a connection to the agent API socket: uid 65534"));
   // Once per uid within the rate limit, however many connections it made.

@@ -18,6 +18,7 @@
 #include "etcdagent/v1/agent.grpc.pb.h"
 #include "tests/support/agent_harness.hpp"
 #include "tests/support/etcd_cluster.hpp"
+#include "tests/support/files.hpp"
 
 namespace etcdagent::testing {
 namespace {
@@ -25,32 +26,10 @@ namespace {
 using namespace std::chrono_literals;
 using ::testing::HasSubstr;
 
-std::string readText(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-bool exists(const std::string& path) {
-  struct stat st {};
-  return ::stat(path.c_str(), &st) == 0;
-}
-
 unsigned modeOf(const std::string& path) {
   struct stat st {};
   EXPECT_EQ(::stat(path.c_str(), &st), 0) << path;
   return st.st_mode & 07777;
-}
-
-template <class Done>
-bool eventually(Done done, std::chrono::milliseconds timeout = 30s) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (!done()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(50ms);
-  }
-  return true;
 }
 
 // GetStatus over mutual TLS with the given client identity ("" = none), verifying the agent's

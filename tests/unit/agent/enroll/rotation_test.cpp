@@ -12,6 +12,7 @@
 #include <map>
 
 #include "common/file_util.hpp"
+#include "tests/mocks/file_facts.hpp"
 #include "tests/mocks/temp_dir.hpp"
 #include "tls/ca.hpp"
 #include "tls/csr.hpp"
@@ -21,18 +22,10 @@
 namespace etcdagent::agent {
 namespace {
 
+using testing::modeOf;
+using testing::pathExists;
+
 using namespace std::chrono_literals;
-
-unsigned modeOf(const std::string& path) {
-  struct stat st {};
-  EXPECT_EQ(::stat(path.c_str(), &st), 0) << path;
-  return st.st_mode & 07777;
-}
-
-bool exists(const std::string& path) {
-  struct stat st {};
-  return ::lstat(path.c_str(), &st) == 0;
-}
 
 std::string text(const std::string& path) {
   auto t = readFile(path);
@@ -154,8 +147,8 @@ TEST_F(RotationTest, InstallSwitchesToTheNewKeysAndCertificatesAndTheOldKeysAreG
   auto pending_keys = text(pending("etcd-server.key"));
   auto installed = rotation.install(signAll(*ca_, prepared->csrs()));
   ASSERT_TRUE(installed) << installed.error().message;
-  EXPECT_FALSE(exists(paths_.dir + "/rotation.pending"));
-  EXPECT_FALSE(exists(paths_.dir + "/rotation.switching"));
+  EXPECT_FALSE(pathExists(paths_.dir + "/rotation.pending"));
+  EXPECT_FALSE(pathExists(paths_.dir + "/rotation.switching"));
   EXPECT_EQ(text(paths_.key(KeyUse::kEtcdServer)), pending_keys);
   auto loaded = loadAgentCredentials(paths_);
   ASSERT_TRUE(loaded) << loaded.error().message;
@@ -255,7 +248,7 @@ TEST_F(RotationTest, ASwitchACrashLeftCommittedIsCompletedAndAnUncommittedOneDro
   auto recovered = recoverAgentPki(paths_);
   ASSERT_TRUE(recovered) << recovered.error().message;
   EXPECT_NE(recovered->find("completed the certificate switch"), std::string::npos) << *recovered;
-  EXPECT_FALSE(exists(switching));
+  EXPECT_FALSE(pathExists(switching));
   auto loaded = loadAgentCredentials(paths_);
   ASSERT_TRUE(loaded) << loaded.error().message;
   ASSERT_TRUE(*loaded);
