@@ -34,6 +34,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   fuzzOne<v1::RemoveMemberRequest>(data, size, [](const auto& r) { return validate(r); });
   fuzzOne<v1::SetAutostartRequest>(data, size, [](const auto& r) { return validate(r); });
   fuzzOne<v1::NewDiscoveryTokenRequest>(data, size, [](const auto& r) { return validate(r); });
+  fuzzOne<v1::PrepareRotationRequest>(data, size, [](const auto& r) { return validate(r); });
+  fuzzOne<v1::InstallCertificatesRequest>(data, size, [](const auto& r) { return validate(r); });
+  fuzzOne<v1::InstallTrustRequest>(data, size, [](const auto& r) { return validate(r); });
   fuzzOne<v1::UploadSnapshotRequest>(data, size,
                                      [](const auto& r) { return validateUploadHeader(r); });
   return 0;
