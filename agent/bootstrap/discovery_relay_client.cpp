@@ -55,7 +55,7 @@ Result<std::shared_ptr<grpc::Channel>> DiscoveryRelay::channelTo(
   // gRPC checks the coordinator's certificate against the host of the target (an IP address
   // against its IP SANs), as etcd-fleet's agent client does.
   grpc::SslCredentialsOptions options;
-  options.pem_root_certs = (*credentials)->ca.pem();
+  options.pem_root_certs = (*credentials)->trustPem();  // both CAs during a CA rotation
   options.pem_cert_chain = (*credentials)->cert(KeyUse::kApi).pem();
   options.pem_private_key = (*credentials)->keys.of(KeyUse::kApi).pem();
   return grpc::CreateChannel(endpoint->target, grpc::SslCredentials(options));

@@ -43,6 +43,7 @@ std::shared_ptr<ClusterAsker> etcdClusterAsker(const AgentConfig& config) {
 
 Agent::Agent(AgentConfig config)
     : config_(std::move(config)),
+      rotation_(agentPkiPaths(config_.pkiDir()), identity()),
       log_(config_.member.name),
       clock_(io_),
       launcher_(io_),
@@ -86,7 +87,7 @@ std::string Agent::statusText() const {
 
 ApiTransport Agent::mutualTls(const AgentCredentials& credentials) {
   return {ApiTls{credentials.keys.of(KeyUse::kApi).pem(), credentials.cert(KeyUse::kApi).pem(),
-                 credentials.ca.pem()},
+                 credentials.trustPem()},
           {&service_, enroll_.get()}};
 }
 
@@ -104,7 +105,7 @@ Result<void> Agent::prepareApi() {
   }
   switch (mode) {
     case ApiMode::kMutualTls:
-      enroll_ = std::make_unique<EnrollService>(tls::spkiFingerprint((*credentials)->ca));
+      enroll_ = std::make_unique<EnrollService>(tls::spkiFingerprint((*credentials)->ca()));
       api_.setTransport(mutualTls(**credentials));
       service_.setCertificates(certificateExpiry(**credentials));
       return {};
@@ -199,7 +200,7 @@ void Agent::watchForToken() {
 }
 
 void Agent::enrolled(const Enrolled& done) {
-  log_.agent(LOG_NOTICE, "enrolled in the fleet CA " + tls::spkiFingerprint(done.credentials.ca) +
+  log_.agent(LOG_NOTICE, "enrolled in the fleet CA " + tls::spkiFingerprint(done.credentials.ca()) +
                              "; the agent API on " + config_.agent.api_listen +
                              " now requires the fleet's client certificates (mutual TLS)");
   if (!done.notice.empty()) log_.agent(LOG_WARNING, done.notice);
@@ -216,6 +217,20 @@ void Agent::enrolled(const Enrolled& done) {
   applyConfiguredDiscovery();  // an etcd-agent:// coordinator waited for this
 }
 
+void Agent::rotated(const AgentCredentials& now, const std::string& what) {
+  log_.agent(LOG_NOTICE, "the agent " + what + "; the agent API on " + config_.agent.api_listen +
+                             " and its etcd client take them now");
+  health_.renewIdentity();
+  // Assigning joins a rebuild still running (two rotations within its second of grace).
+  api_switch_ = std::jthread([this, transport = mutualTls(now)]() mutable {
+    if (auto switched = api_.reconfigure(std::move(transport)); !switched) {
+      boost::asio::post(io_, [this, message = switched.error().message] {
+        log_.agent(LOG_ERR, message + " (after a certificate rotation)");
+      });
+    }
+  });
+}
+
 Agent::~Agent() = default;
 
 int Agent::run() {
@@ -224,6 +239,14 @@ int Agent::run() {
     log_.agent(LOG_ERR, available.error().message);
     std::cerr << "etcd-agent: " << available.error().message << "\n";
     return kExitConfig;
+  }
+  // A certificate switch a crash interrupted is completed before etcd or the API read the files.
+  if (auto recovered = recoverAgentPki(agentPkiPaths(config_.pkiDir())); !recovered) {
+    log_.agent(LOG_ERR, recovered.error().message);
+    std::cerr << "etcd-agent: " << recovered.error().message << "\n";
+    return 1;
+  } else if (!recovered->empty()) {
+    log_.agent(LOG_WARNING, *recovered);
   }
   supervisor_.init([this](Result<void> ready) {
     if (!ready) {
@@ -237,6 +260,7 @@ int Agent::run() {
   });
   io_.run();
   api_monitor_.stop();
+  if (api_switch_.joinable()) api_switch_.join();
   api_.wait();
   api_socket_.close(std::chrono::system_clock::now());
   api_socket_.wait();
@@ -264,6 +288,9 @@ void Agent::serve() {
                                     std::chrono::milliseconds max_wait,
                                     std::function<void(DiscoveryResponse)> reply) {
     discovery_.handle(request, max_wait, std::move(reply));
+  });
+  service_.setRotation(&rotation_, [this](const AgentCredentials& now, const std::string& what) {
+    boost::asio::post(io_, [this, now, what] { rotated(now, what); });
   });
   if (!listenApi()) return;
   listenHttp();

@@ -12,12 +12,14 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 
 #include "agent/bootstrap/joiner.hpp"
 #include "agent/config/agent_config.hpp"
 #include "agent/daemon/api_server.hpp"
 #include "agent/daemon/api_socket_server.hpp"
 #include "agent/enroll/api_mode.hpp"
+#include "agent/enroll/rotation.hpp"
 #include "agent/http/discovery_endpoint.hpp"
 #include "agent/http/http_server.hpp"
 #include "agent/http/status_endpoints.hpp"
@@ -60,6 +62,9 @@ class Agent {
   // On the loop, after Finish stored the certificates: the API turns to mutual TLS.
   void enrolled(const Enrolled& done);
   [[nodiscard]] ApiTransport mutualTls(const AgentCredentials& credentials);
+  // On the loop, after a certificate or CA rotation changed the agent's files: the health probe
+  // dials etcd with the new identity, and the API serves (and trusts) the new credentials.
+  void rotated(const AgentCredentials& now, const std::string& what);
   [[nodiscard]] std::string statusText() const;
   bool listenApi();
   void listenHttp();
@@ -80,6 +85,8 @@ class Agent {
   [[nodiscard]] EdgeStatus edgeStatus() const;
 
   AgentConfig config_;
+  // The agent's certificate rotations (its pki files); the Agent service calls it.
+  CertRotation rotation_;
   // First: the loop outlives everything that posts to it.
   boost::asio::io_context io_;
   EtcdLogSink log_;
@@ -110,6 +117,9 @@ class Agent {
   // The gRPC API, and the thread that probes it and rebuilds it when it stops accepting.
   ApiServer api_;
   ApiMonitor api_monitor_;
+  // Rebuilds the API for rotated credentials off the loop: the rebuild waits for the calls in
+  // flight, and those may be waiting for the loop.
+  std::jthread api_switch_;
   // The same API on agent.api_socket, for local callers identified by SO_PEERCRED.
   ApiSocketServer api_socket_;
   std::unique_ptr<Joiner> joiner_;

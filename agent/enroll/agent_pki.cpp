@@ -6,6 +6,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "common/file_util.hpp"
 #include "etcd/client.hpp"
 #include "tls/fleet_pki.hpp"
 
@@ -98,9 +99,9 @@ Result<std::optional<AgentCredentials>> loadAgentCredentials(const AgentPkiPaths
     }
     keys.keys.push_back(std::move(*key));
   }
-  auto ca = tls::Certificate::load(paths.ca_cert);
-  if (!ca) return fail(ca.error());
-  AgentCredentials creds{.ca = std::move(*ca), .certs = {}, .keys = std::move(keys)};
+  auto trust = loadAgentTrust(paths);
+  if (!trust) return fail(trust.error());
+  AgentCredentials creds{.trust = std::move(*trust), .certs = {}, .keys = std::move(keys)};
   for (KeyUse use : kKeyUses) {
     const std::string path = paths.cert(use);
     auto cert = tls::Certificate::load(path);
@@ -118,7 +119,8 @@ Result<std::optional<AgentCredentials>> loadAgentCredentials(const AgentPkiPaths
   return std::optional<AgentCredentials>(std::move(creds));
 }
 
-Result<void> storeAgentCredentials(const AgentPkiPaths& paths, const tls::Certificate& ca,
+Result<void> storeAgentCredentials(const AgentPkiPaths& paths,
+                                   const std::vector<tls::Certificate>& trust,
                                    const std::vector<tls::Certificate>& certs) {
   if (auto made = ensureDirectory(paths.dir); !made) return fail(made.error());
   for (KeyUse use : kKeyUses) {
@@ -129,7 +131,25 @@ Result<void> storeAgentCredentials(const AgentPkiPaths& paths, const tls::Certif
       return fail(written.error());
     }
   }
-  return tls::writeCertificateFile(paths.ca_cert, ca, tls::kKeyFileMode, tls::Overwrite::kYes);
+  return writeFileAtomic(paths.ca_cert, trustPem(trust), tls::kKeyFileMode);
+}
+
+std::string trustPem(const std::vector<tls::Certificate>& trust) {
+  std::string out;
+  for (const auto& ca : trust) out += ca.pem();
+  return out;
+}
+
+std::string AgentCredentials::trustPem() const {
+  return agent::trustPem(trust);
+}
+
+Result<std::vector<tls::Certificate>> loadAgentTrust(const AgentPkiPaths& paths) {
+  auto text = readFile(paths.ca_cert);
+  if (!text) return fail(text.error());
+  auto cas = tls::certificatesFromPem(*text);
+  if (!cas) return fail(cas.error().context(paths.ca_cert));
+  return cas;
 }
 
 std::vector<tls::CertificateExpiry> certificateExpiry(const AgentCredentials& credentials) {
@@ -142,7 +162,7 @@ std::vector<tls::CertificateExpiry> certificateExpiry(const AgentCredentials& cr
       add(keyUseName(use), credentials.cert(use));
     }
   }
-  add("ca", credentials.ca);
+  add("ca", credentials.ca());  // the first of a rotation's bundle: the CA that signs
   return out;
 }
 

@@ -58,12 +58,18 @@ Result<AgentKeys> ensureAgentKeys(const AgentPkiPaths& paths);
 
 // What an enrolled agent serves and dials with.
 struct AgentCredentials {
-  tls::Certificate ca;
+  // ca.crt: the fleet CA, or while the fleet rotates its CA the old and the new one (a bundle);
+  // never empty. Clients and peers are trusted when one of them issued their certificate.
+  std::vector<tls::Certificate> trust;
   std::vector<tls::Certificate> certs;  // indexed by KeyUse
   AgentKeys keys;
   [[nodiscard]] const tls::Certificate& cert(KeyUse use) const {
     return certs[static_cast<std::size_t>(use)];
   }
+  // The first CA of ca.crt: the fleet CA that messages name.
+  [[nodiscard]] const tls::Certificate& ca() const { return trust.front(); }
+  // Every CA of ca.crt, PEM, concatenated: the roots the API server verifies clients with.
+  [[nodiscard]] std::string trustPem() const;
 };
 
 // std::nullopt when the agent is not enrolled (no ca.crt); reads only, never makes a key. An
@@ -84,9 +90,16 @@ etcd::TlsConfig etcdClientTls(const AgentPkiPaths& paths);
 // Its peer identity (etcd-peer.crt and .key, trusting ca.crt), for etcd's peer port.
 etcd::TlsConfig etcdPeerTls(const AgentPkiPaths& paths);
 
-// Writes the certificates (0600, replacing older ones) and then ca.crt, so that a crash leaves
-// either the old state or the enrolled one. The caller has checked them.
-Result<void> storeAgentCredentials(const AgentPkiPaths& paths, const tls::Certificate& ca,
+// Writes the certificates (0600, replacing older ones) and then ca.crt (the CAs of `trust`), so
+// that a crash leaves either the old state or the enrolled one. The caller has checked them.
+Result<void> storeAgentCredentials(const AgentPkiPaths& paths,
+                                   const std::vector<tls::Certificate>& trust,
                                    const std::vector<tls::Certificate>& certs);
+
+// The CAs of ca.crt (one, or a bundle while the fleet rotates its CA). Errors name the file.
+Result<std::vector<tls::Certificate>> loadAgentTrust(const AgentPkiPaths& paths);
+
+// The CAs of `trust` as one PEM text, in order.
+std::string trustPem(const std::vector<tls::Certificate>& trust);
 
 }  // namespace etcdagent::agent

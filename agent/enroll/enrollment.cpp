@@ -72,6 +72,47 @@ std::vector<std::string> agentServerSans(const EnrollIdentity& identity) {
   return out;
 }
 
+Result<v1::EnrollKeyUses> agentCsrs(const AgentKeys& keys, const EnrollIdentity& identity) {
+  v1::EnrollKeyUses out;
+  const std::string cn = agentCommonName(identity.member_name);
+  for (KeyUse use : kKeyUses) {
+    tls::CsrRequest csr{.common_name = cn, .sans = {}};
+    if (use != KeyUse::kEtcdClient) csr.sans = agentServerSans(identity);
+    auto pem = tls::createCsr(keys.of(use), csr);
+    if (!pem) return fail(pem.error().context(std::string(keyUseName(use)) + " CSR"));
+    *mutableOf(out, use) = std::move(*pem);
+  }
+  return out;
+}
+
+Result<std::vector<tls::Certificate>> checkAgentCertificates(
+    const v1::EnrollKeyUses& certs, const AgentKeys& keys,
+    const std::vector<tls::Certificate>& trust, std::chrono::system_clock::time_point now) {
+  std::vector<tls::Certificate> out;
+  for (KeyUse use : kKeyUses) {
+    const std::string what = "the " + std::string(keyUseName(use)) + " certificate";
+    auto cert = tls::Certificate::fromPem(csrOf(certs, use));
+    if (!cert) return fail(Errc::kInvalidArgument, what + ": " + cert.error().message);
+    for (tls::Purpose purpose : purposesOf(use)) {
+      if (auto ok = tls::verifyCertificateUnderAny(trust, *cert, purpose, now); !ok) {
+        return fail(Errc::kPermissionDenied, what + ": " + ok.error().message);
+      }
+    }
+    if (cert->publicKeyDer() != keys.of(use).publicKeyDer()) {
+      return fail(Errc::kPermissionDenied,
+                  what + " is not for this agent's " + std::string(keyUseName(use)) + " key");
+    }
+    out.push_back(std::move(*cert));
+  }
+  return out;
+}
+
+v1::EnrollKeyUses certificatesOf(const AgentCredentials& credentials) {
+  v1::EnrollKeyUses out;
+  for (KeyUse use : kKeyUses) *mutableOf(out, use) = credentials.cert(use).pem();
+  return out;
+}
+
 std::string csrDigest(const v1::EnrollKeyUses& csrs) {
   Sha256 sha;
   for (KeyUse use : kKeyUses) sha.update(csrOf(csrs, use));
@@ -168,14 +209,9 @@ Result<v1::EnrollHelloResponse> Enrollment::hello(const v1::EnrollHelloRequest& 
   out.set_hostname(identity_.hostname);
   out.set_member_name(identity_.member_name);
   out.set_advertise_host(identity_.advertise_host);
-  const std::string cn = agentCommonName(identity_.member_name);
-  for (KeyUse use : kKeyUses) {
-    tls::CsrRequest csr{.common_name = cn, .sans = {}};
-    if (use != KeyUse::kEtcdClient) csr.sans = agentServerSans(identity_);
-    auto pem = tls::createCsr(keys_.of(use), csr);
-    if (!pem) return fail(pem.error().context(std::string(keyUseName(use)) + " CSR"));
-    *mutableOf(*out.mutable_csrs(), use) = std::move(*pem);
-  }
+  auto csrs = agentCsrs(keys_, identity_);
+  if (!csrs) return fail(csrs.error());
+  *out.mutable_csrs() = std::move(*csrs);
   auto proof = fleet::enrollProof(fleet::enrollSecretHash(token_.secret), token_.id,
                                   request.nonce(), csrDigest(out.csrs()), sha256(client->der()),
                                   sha256(server_cert_.publicKeyDer()));
@@ -189,24 +225,13 @@ Result<Enrolled> Enrollment::finish(const v1::EnrollFinishRequest& request,
                                     std::chrono::system_clock::time_point now) {
   auto ca = trustFleet(request.ca_cert_pem(), client_cert_pem, now);
   if (!ca) return fail(ca.error());
-  std::vector<tls::Certificate> certs;
-  for (KeyUse use : kKeyUses) {
-    const std::string what = "the " + std::string(keyUseName(use)) + " certificate";
-    auto cert = tls::Certificate::fromPem(csrOf(request.certs(), use));
-    if (!cert) return fail(Errc::kInvalidArgument, what + ": " + cert.error().message);
-    for (tls::Purpose purpose : purposesOf(use)) {
-      if (auto ok = tls::verifyCertificate(*ca, *cert, purpose, now); !ok) {
-        return fail(Errc::kPermissionDenied, what + ": " + ok.error().message);
-      }
-    }
-    if (cert->publicKeyDer() != keys_.of(use).publicKeyDer()) {
-      return fail(Errc::kPermissionDenied,
-                  what + " is not for this agent's " + std::string(keyUseName(use)) + " key");
-    }
-    certs.push_back(std::move(*cert));
+  const std::vector<tls::Certificate> trust{*ca};
+  auto certs = checkAgentCertificates(request.certs(), keys_, trust, now);
+  if (!certs) return fail(certs.error());
+  if (auto stored = storeAgentCredentials(paths_, trust, *certs); !stored) {
+    return fail(stored.error());
   }
-  if (auto stored = storeAgentCredentials(paths_, *ca, certs); !stored) return fail(stored.error());
-  Enrolled out{.credentials = {.ca = std::move(*ca), .certs = std::move(certs), .keys = keys_},
+  Enrolled out{.credentials = {.trust = trust, .certs = std::move(*certs), .keys = keys_},
                .notice = ""};
   // The token has done its work; a copy left behind could enroll another host until it expires.
   // Once enrolled the agent never reads it again, so a file it may not delete (a read-only /etc

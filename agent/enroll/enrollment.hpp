@@ -38,6 +38,22 @@ std::vector<std::string> agentServerSans(const EnrollIdentity& identity);
 Result<tls::Certificate> enrollmentServerCertificate(const AgentKeys& keys,
                                                      const EnrollIdentity& identity);
 
+// One CSR per key of `keys`, for the names a certificate of its use carries: CN
+// agentCommonName, the server SANs (agentServerSans) for every use but the etcd client's. What
+// Hello answers, and what a certificate rotation asks the fleet to sign for fresh keys.
+Result<v1::EnrollKeyUses> agentCsrs(const AgentKeys& keys, const EnrollIdentity& identity);
+
+// Finish's check of the certificates the fleet signed, for enrollment and rotation alike: each
+// must be issued by a CA of `trust`, valid at `now`, good for its use's extended key usages and
+// for the key of its use in `keys`. Returns them indexed by KeyUse. Refusals are
+// kPermissionDenied (kInvalidArgument for text that is no certificate) and name the use.
+Result<std::vector<tls::Certificate>> checkAgentCertificates(
+    const v1::EnrollKeyUses& certs, const AgentKeys& keys,
+    const std::vector<tls::Certificate>& trust, std::chrono::system_clock::time_point now);
+
+// The certificates of `credentials` in the form the fleet sends them (PEM per use).
+v1::EnrollKeyUses certificatesOf(const AgentCredentials& credentials);
+
 // sha256 of the CSRs' PEM texts concatenated in EnrollKeyUses order (api, etcd_server,
 // etcd_peer, etcd_client): what the proof covers.
 std::string csrDigest(const v1::EnrollKeyUses& csrs);

@@ -11,6 +11,7 @@
 #include "agent/bootstrap/preflight.hpp"
 #include "agent/restore/restore.hpp"
 #include "agent/service/call_slot.hpp"
+#include "agent/service/enroll_service.hpp"
 #include "agent/service/member_status.hpp"
 
 namespace etcdagent::agent {
@@ -72,6 +73,15 @@ std::optional<std::string> verifiedCommonName(const grpc::ServerContext* context
   const auto names = auth->FindPropertyValues(GRPC_X509_CN_PROPERTY_NAME);
   return names.empty() ? "" : std::string(names.front().data(), names.front().size());
 }
+
+void addFingerprints(const std::vector<tls::Certificate>& trust,
+                     google::protobuf::RepeatedPtrField<std::string>* out) {
+  for (const auto& ca : trust) out->Add(tls::spkiFingerprint(ca));
+}
+
+const grpc::Status kNoRotation{grpc::StatusCode::FAILED_PRECONDITION,
+                               "this agent cannot rotate certificates: it is not enrolled in a "
+                               "fleet (etcd-fleet enroll)"};
 
 }  // namespace
 
@@ -372,6 +382,52 @@ grpc::Status AgentService::RelayDiscovery(grpc::ServerContext* ctx,
         });
       },
       out, ctx);
+}
+
+grpc::Status AgentService::PrepareRotation(grpc::ServerContext* ctx,
+                                           const v1::PrepareRotationRequest* req,
+                                           v1::PrepareRotationResponse* out) {
+  if (auto s = allowMutation(ctx, "PrepareRotation"); !s.ok()) return s;
+  if (auto s = asStatus(validate(*req)); !s.ok()) return s;
+  if (rotation_ == nullptr) return kNoRotation;
+  auto prepared = rotation_->prepare();
+  if (!prepared) return toStatus(prepared.error());
+  *out = std::move(*prepared);
+  return grpc::Status::OK;
+}
+
+grpc::Status AgentService::InstallCertificates(grpc::ServerContext* ctx,
+                                               const v1::InstallCertificatesRequest* req,
+                                               v1::InstallCertificatesResponse* out) {
+  if (auto s = allowMutation(ctx, "InstallCertificates"); !s.ok()) return s;
+  if (auto s = asStatus(validate(*req)); !s.ok()) return s;
+  if (rotation_ == nullptr) return kNoRotation;
+  auto installed = rotation_->install(req->certs());
+  if (!installed) return toStatus(installed.error());
+  addFingerprints(installed->trust, out->mutable_trusted_cas());
+  if (rotated_)
+    rotated_(*installed, "rotated its certificates: new keys and certificates in place");
+  return grpc::Status::OK;
+}
+
+grpc::Status AgentService::InstallTrust(grpc::ServerContext* ctx,
+                                        const v1::InstallTrustRequest* req,
+                                        v1::InstallTrustResponse* out) {
+  if (auto s = allowMutation(ctx, "InstallTrust"); !s.ok()) return s;
+  if (auto s = asStatus(validate(*req)); !s.ok()) return s;
+  if (rotation_ == nullptr) return kNoRotation;
+  auto installed = rotation_->installTrust(req->ca_bundle_pem(),
+                                           ctx != nullptr ? clientCertificatePem(*ctx) : "");
+  if (!installed) return toStatus(installed.error());
+  addFingerprints(installed->credentials.trust, out->mutable_trusted_cas());
+  out->set_changed(installed->changed);
+  if (installed->changed && rotated_) {
+    std::string cas;
+    for (const auto& fp : out->trusted_cas()) cas += (cas.empty() ? "" : ", ") + fp;
+    rotated_(installed->credentials,
+             "now trusts the CAs " + cas + " (etcd takes them when it restarts)");
+  }
+  return grpc::Status::OK;
 }
 
 }  // namespace etcdagent::agent

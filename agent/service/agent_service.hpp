@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "agent/bootstrap/discovery_registry.hpp"
+#include "agent/enroll/rotation.hpp"
 #include "agent/service/caller.hpp"
 #include "agent/service/removal_guard.hpp"
 #include "agent/service/request_validation.hpp"
@@ -71,6 +72,25 @@ class AgentService final : public v1::Agent::Service {
   grpc::Status RelayDiscovery(grpc::ServerContext*, const v1::RelayDiscoveryRequest*,
                               v1::RelayDiscoveryResponse*) override;
 
+  // Certificate rotation (agent/enroll/rotation.hpp). They run on gRPC's thread (file I/O, key
+  // generation), serialized by the CertRotation.
+  grpc::Status PrepareRotation(grpc::ServerContext*, const v1::PrepareRotationRequest*,
+                               v1::PrepareRotationResponse*) override;
+  grpc::Status InstallCertificates(grpc::ServerContext*, const v1::InstallCertificatesRequest*,
+                                   v1::InstallCertificatesResponse*) override;
+  grpc::Status InstallTrust(grpc::ServerContext*, const v1::InstallTrustRequest*,
+                            v1::InstallTrustResponse*) override;
+
+  // The agent's certificate rotation and what runs once its files changed (`rotated`, on gRPC's
+  // thread before the call answers; it must not wait for the API server: the API and the health
+  // probe take the new credentials elsewhere). Set by main before serving; without it the
+  // rotation calls answer FAILED_PRECONDITION.
+  using Rotated = std::function<void(const AgentCredentials& now, const std::string& what)>;
+  void setRotation(CertRotation* rotation, Rotated rotated) {
+    rotation_ = rotation;
+    rotated_ = std::move(rotated);
+  }
+
   // The coordinator's token factory, run on the event loop; set by main before serving (without
   // it NewDiscoveryToken answers UNAVAILABLE).
   using NewDiscoveryTokenFn = std::function<Result<v1::NewDiscoveryTokenResponse>(unsigned size)>;
@@ -119,6 +139,8 @@ class AgentService final : public v1::Agent::Service {
   std::vector<tls::CertificateExpiry> certificates_;  // read and written on the loop
   RelayDiscoveryFn relay_discovery_;
   std::atomic<std::size_t> relayed_calls_{0};  // RelayDiscovery calls being answered
+  CertRotation* rotation_ = nullptr;
+  Rotated rotated_;
   std::mutex upload_mutex_;
 };
 

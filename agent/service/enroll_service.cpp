@@ -81,7 +81,7 @@ grpc::Status EnrollService::Finish(grpc::ServerContext* context,
   if (auto enrolled = notEnrolling()) return *enrolled;
   auto done = enrollment_->finish(*request, client);
   if (!done) return toStatus(done.error());
-  ca_fingerprint_ = tls::spkiFingerprint(done->credentials.ca);
+  ca_fingerprint_ = tls::spkiFingerprint(done->credentials.ca());
   enrollment_.reset();
   response->set_ca_hash(ca_fingerprint_);
   if (on_enrolled_) on_enrolled_(*done);

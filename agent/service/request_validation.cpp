@@ -311,6 +311,36 @@ Result<void> validate(const v1::NewDiscoveryTokenRequest& request) {
   return {};
 }
 
+Result<void> validate(const v1::PrepareRotationRequest&) {
+  return {};
+}
+
+Result<void> validate(const v1::InstallCertificatesRequest& request) {
+  const auto& c = request.certs();
+  for (const auto& [field, pem] :
+       {std::pair<const char*, const std::string*>{"certs.api", &c.api()},
+        {"certs.etcd_server", &c.etcd_server()},
+        {"certs.etcd_peer", &c.etcd_peer()},
+        {"certs.etcd_client", &c.etcd_client()}}) {
+    if (pem->empty()) return invalid(field, "required (a PEM certificate)");
+    if (pem->size() > kMaxCertificatePemBytes) {
+      return invalid(field, std::to_string(pem->size()) + " bytes: a certificate has at most " +
+                                std::to_string(kMaxCertificatePemBytes));
+    }
+  }
+  return {};
+}
+
+Result<void> validate(const v1::InstallTrustRequest& request) {
+  const auto& pem = request.ca_bundle_pem();
+  if (pem.empty()) return invalid("ca_bundle_pem", "required (one or more PEM CA certificates)");
+  if (pem.size() > kMaxCaBundleBytes) {
+    return invalid("ca_bundle_pem", std::to_string(pem.size()) + " bytes: at most " +
+                                        std::to_string(kMaxCaBundleBytes));
+  }
+  return {};
+}
+
 Result<void> validateUploadHeader(const v1::UploadSnapshotRequest& request) {
   if (auto r = validateName(request.cluster_token(), "cluster_token"); !r) return r;
   if (request.size() == 0 || request.size() > kMaxSnapshotBytes) {

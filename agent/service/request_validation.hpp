@@ -30,6 +30,10 @@ inline constexpr std::size_t kMaxNameBytes = 128;
 inline constexpr std::size_t kMaxPathBytes = 4096;
 inline constexpr std::size_t kMaxInitialClusterMembers = 99;
 inline constexpr std::size_t kMaxAvoidPorts = 1024;
+// A PEM certificate of the fleet (a P-256 leaf is under 1 KiB; RSA 4096 under 3 KiB).
+inline constexpr std::size_t kMaxCertificatePemBytes = 16 * 1024;
+// A CA bundle: a few CA certificates.
+inline constexpr std::size_t kMaxCaBundleBytes = 64 * 1024;
 
 // What a request is checked against: the agent's own member.
 struct ValidationContext {
@@ -53,6 +57,11 @@ Result<void> validate(const v1::SetAutostartRequest& request);
 // `stage` one of TlsStage's values, and not together with `tls`.
 Result<void> validate(const v1::SetMemberTlsRequest& request);
 Result<void> validate(const v1::NewDiscoveryTokenRequest& request);
+Result<void> validate(const v1::PrepareRotationRequest& request);
+// certs.*: each 1..kMaxCertificatePemBytes.
+Result<void> validate(const v1::InstallCertificatesRequest& request);
+// ca_bundle_pem: 1..kMaxCaBundleBytes.
+Result<void> validate(const v1::InstallTrustRequest& request);
 // The first message of an upload (size, sha256, cluster_token, maybe a chunk).
 Result<void> validateUploadHeader(const v1::UploadSnapshotRequest& request);
 

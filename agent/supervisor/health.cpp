@@ -58,16 +58,27 @@ MemberHealth check(etcd::Client& client) {
 
 }  // namespace
 
-HealthProber::HealthProber(boost::asio::io_context& io, std::string endpoint, etcd::TlsConfig tls)
-    : worker_(io) {
+HealthProber::HealthProber(boost::asio::io_context& io, std::string endpoint, etcd::TlsConfig tls,
+                           std::shared_ptr<const unsigned> identity)
+    : endpoint_(std::move(endpoint)),
+      tls_(std::move(tls)),
+      identity_(std::move(identity)),
+      identity_seen_(identity_ ? *identity_ : 0),
+      worker_(io) {
+  createClient();
+}
+
+void HealthProber::createClient() {
   etcd::ClientConfig cfg;
-  cfg.endpoints = {std::move(endpoint)};
-  cfg.tls = std::move(tls);
+  cfg.endpoints = {endpoint_};
+  cfg.tls = tls_;
   cfg.dial_timeout = 1s;
   cfg.command_timeout = 2s;
   // Our own member, starting: reconnect at least as often as it is probed while it starts, or a
   // member that began listening would be seen healthy up to a second late.
   cfg.max_reconnect_backoff = 250ms;
+  client_.reset();
+  create_error_.clear();
   auto c = etcd::Client::create(cfg);
   if (c) {
     client_ = std::move(*c);
@@ -78,6 +89,11 @@ HealthProber::HealthProber(boost::asio::io_context& io, std::string endpoint, et
 
 void HealthProber::probe(std::function<void(MemberHealth)> done) {
   if (busy_) return;
+  // Not busy: no work in flight uses the client, so it may be replaced.
+  if (identity_ && *identity_ != identity_seen_) {
+    identity_seen_ = *identity_;
+    createClient();
+  }
   if (!client_) {
     MemberHealth h;
     h.error = create_error_;

@@ -53,13 +53,22 @@ class HealthSource {
 
 class HealthProber final : public HealthProbe {
  public:
-  HealthProber(boost::asio::io_context& io, std::string endpoint, etcd::TlsConfig tls = {});
+  // `identity`: bumped (on the loop) when the files of `tls` changed; the next probe then dials
+  // with a client made from them afresh. Null: the files never change.
+  HealthProber(boost::asio::io_context& io, std::string endpoint, etcd::TlsConfig tls = {},
+               std::shared_ptr<const unsigned> identity = nullptr);
   HealthProber(const HealthProber&) = delete;
   HealthProber& operator=(const HealthProber&) = delete;
 
   void probe(std::function<void(MemberHealth)> done) override;
 
  private:
+  void createClient();
+
+  std::string endpoint_;
+  etcd::TlsConfig tls_;
+  std::shared_ptr<const unsigned> identity_;
+  unsigned identity_seen_ = 0;
   std::unique_ptr<etcd::Client> client_;
   std::string create_error_;
   bool busy_ = false;
@@ -73,13 +82,18 @@ class EtcdHealthSource final : public HealthSource {
   EtcdHealthSource(boost::asio::io_context& io, etcd::TlsConfig tls)
       : io_(io), tls_(std::move(tls)) {}
   std::unique_ptr<HealthProbe> open(const std::string& endpoint) override {
-    return std::make_unique<HealthProber>(
-        io_, endpoint, endpoint.starts_with("https://") ? tls_ : etcd::TlsConfig{});
+    const bool https = endpoint.starts_with("https://");
+    return std::make_unique<HealthProber>(io_, endpoint, https ? tls_ : etcd::TlsConfig{},
+                                          https ? identity_ : nullptr);
   }
+  // The files of the TLS identity were replaced (a certificate rotation): the probes of the
+  // running member dial with them from their next probe on, over a new connection. On the loop.
+  void renewIdentity() { ++*identity_; }
 
  private:
   boost::asio::io_context& io_;
   etcd::TlsConfig tls_;
+  std::shared_ptr<unsigned> identity_ = std::make_shared<unsigned>(0);
 };
 
 }  // namespace etcdagent::agent

@@ -1,6 +1,7 @@
-// ca init / ca show: the fleet CA beside the inventory (lib/tls/fleet_pki.hpp decides where and
-// what; these commands translate flags and print).
+// ca init / ca show (ca rotate: ca_rotate.cpp): the fleet CA beside the inventory
+// (lib/tls/fleet_pki.hpp decides where and what; these commands translate flags and print).
 
+#include "fleetctl/commands/ca_rotate.hpp"
 #include "fleetctl/commands/commands.hpp"
 #include "fleetctl/commands/util.hpp"
 #include "fleetctl/output/pki.hpp"
@@ -32,7 +33,8 @@ CommandResult runCaShow(Context& ctx) {
 }  // namespace
 
 std::vector<Command> caCommands() {
-  Command ca{.name = "ca", .summary = "Creates and shows the fleet's certificate authority"};
+  Command ca{.name = "ca",
+             .summary = "Creates, shows and rotates the fleet's certificate authority"};
   ca.children.push_back(
       {.name = "init",
        .usage = "ca init",
@@ -49,6 +51,7 @@ std::vector<Command> caCommands() {
                          .usage = "ca show",
                          .summary = "Shows the fleet CA: where, subject, validity, fingerprint",
                          .run = runCaShow});
+  ca.children.push_back(caRotateCommand());
   return {std::move(ca)};
 }
 

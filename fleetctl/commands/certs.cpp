@@ -1,13 +1,14 @@
 // certs issue / certs sign: client certificates for applications under the fleet CA (lib/tls/
 // client_certs.hpp decides the names, the files and what a CSR may ask for; these commands
 // translate flags and print). Bad arguments exit 128; a refusal (a file in the way, a CSR asking
-// for too much, no CA) exits 1 and writes nothing.
+// for too much, no CA) exits 1 and writes nothing. certs rotate lives in certs_rotate.cpp.
 
 #include "fleetctl/output/certs.hpp"
 
 #include <filesystem>
 
 #include "fleet/inventory.hpp"
+#include "fleetctl/commands/certs_rotate.hpp"
 #include "fleetctl/commands/commands.hpp"
 #include "fleetctl/commands/util.hpp"
 #include "tls/client_certs.hpp"
@@ -111,7 +112,7 @@ void validityFlagOf(FlagSet& f) {
 
 std::vector<Command> certsCommands() {
   Command certs{.name = "certs",
-                .summary = "Issues client certificates for applications under the fleet CA"};
+                .summary = "Issues client certificates for applications, rotates the fleet's"};
   certs.children.push_back(
       {.name = "issue",
        .usage = "certs issue NAME [--out DIR] [--validity 365d]",
@@ -146,6 +147,7 @@ std::vector<Command> certsCommands() {
              validityFlagOf(f);
            },
        .run = runCertsSign});
+  certs.children.push_back(certsRotateCommand());
   return {std::move(certs)};
 }
 

@@ -20,10 +20,10 @@ std::vector<Command> agentCommands();        // agent status, autostart ...
 std::vector<Command> discoveryCommands();    // discovery new
 std::vector<Command> bootstrapCommands();    // bootstrap
 std::vector<Command> statusCommands();       // status
-std::vector<Command> caCommands();           // ca init, ca show
+std::vector<Command> caCommands();           // ca init, ca show, ca rotate
 std::vector<Command> tokenCommands();        // token create, list, revoke
 std::vector<Command> enrollCommands();       // enroll
-std::vector<Command> certsCommands();        // certs issue, certs sign
+std::vector<Command> certsCommands();        // certs issue, certs sign, certs rotate
 std::vector<Command> tlsCommands();          // tls enable
 
 }  // namespace etcdagent::fleet

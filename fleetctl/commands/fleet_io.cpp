@@ -36,17 +36,18 @@ Result<std::unique_ptr<FleetSeams>> FleetSeams::open(Context& ctx, Progress& pro
       new FleetSeams(ctx, progress, std::move(stop), std::move(*pki)));
 }
 
-InterruptibleFleet::InterruptibleFleet(Context& ctx)
-    : progress_(ctx.out(), ctx.err(), "warning: ") {
+InterruptibleFlow::InterruptibleFlow(Context& ctx, std::ostream& steps)
+    : progress_(steps, ctx.err(), "warning: ") {
   guard_.onInterrupt([this] { stop_.request_stop(); });
 }
 
-Result<std::unique_ptr<InterruptibleFleet>> InterruptibleFleet::open(Context& ctx) {
-  std::unique_ptr<InterruptibleFleet> fleet(new InterruptibleFleet(ctx));
-  auto seams = FleetSeams::open(ctx, fleet->progress_, fleet->stop_.get_token());
+Result<std::unique_ptr<InterruptibleFlow>> InterruptibleFlow::open(Context& ctx,
+                                                                   std::ostream& steps) {
+  std::unique_ptr<InterruptibleFlow> flow(new InterruptibleFlow(ctx, steps));
+  auto seams = FleetSeams::open(ctx, flow->progress_, flow->stop_.get_token());
   if (!seams) return fail(seams.error());
-  fleet->seams_ = std::move(*seams);
-  return fleet;
+  flow->seams_ = std::move(*seams);
+  return flow;
 }
 
 std::expected<std::optional<AgentTls>, CommandError> agentTlsFor(Context& ctx) {

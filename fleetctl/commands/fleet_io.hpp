@@ -64,19 +64,19 @@ class FleetSeams {
   Env env_;
 };
 
-// The seams of a journaled flow that Ctrl-C stops between calls (member replace, tls enable): an
-// InterruptGuard made before any gRPC thread starts (so they inherit the blocked signals) that
-// requests the flows' stop, progress lines to stdout and warnings to stderr, and FleetSeams.
-class InterruptibleFleet {
+// What a command that runs a flow stoppable by Ctrl-C sets up, in this order: the interrupt guard
+// (before any gRPC thread starts, so they inherit its blocked signals), the stop source it
+// triggers, a StreamProgress (steps to `steps`, warnings to stderr) and the seams.
+class InterruptibleFlow {
  public:
-  static Result<std::unique_ptr<InterruptibleFleet>> open(Context& ctx);
-  InterruptibleFleet(const InterruptibleFleet&) = delete;
-  InterruptibleFleet& operator=(const InterruptibleFleet&) = delete;
+  static Result<std::unique_ptr<InterruptibleFlow>> open(Context& ctx, std::ostream& steps);
+  InterruptibleFlow(const InterruptibleFlow&) = delete;
+  InterruptibleFlow& operator=(const InterruptibleFlow&) = delete;
 
   [[nodiscard]] const Env& env() const { return seams_->env(); }
 
  private:
-  explicit InterruptibleFleet(Context& ctx);
+  InterruptibleFlow(Context& ctx, std::ostream& steps);
 
   InterruptGuard guard_;
   std::stop_source stop_;

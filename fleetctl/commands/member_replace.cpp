@@ -22,9 +22,9 @@ CommandResult runReplace(Context& ctx) {
                                     "member replace works on a fleet bootstrapped with etcd-fleet "
                                     "bootstrap (or pass --fleet FILE)");
   if (!inventory) return commandError(inventory.error());
-  auto fleet = InterruptibleFleet::open(ctx);
-  if (!fleet) return commandError(fleet.error());
-  auto done = replaceMember((*fleet)->env(),
+  auto flow = InterruptibleFlow::open(ctx, ctx.out());
+  if (!flow) return commandError(flow.error());
+  auto done = replaceMember((*flow)->env(),
                             {.inventory = std::move(*inventory),
                              .what = std::move(what),
                              .endpoints = ctx.global().endpoints_set ? ctx.global().client.endpoints

@@ -31,10 +31,10 @@ CommandResult runTlsEnable(Context& ctx) {
   if (!inventory) return commandError(inventory.error());
   auto pki = fleetPkiIfAny(ctx.global().fleet_path);
   if (!pki) return commandError(pki.error());
-  auto fleet = InterruptibleFleet::open(ctx);
-  if (!fleet) return commandError(fleet.error());
+  auto flow = InterruptibleFlow::open(ctx, ctx.out());
+  if (!flow) return commandError(flow.error());
   const std::string token = inventory->cluster_token;
-  auto done = enableTls((*fleet)->env(), {.inventory = std::move(*inventory),
+  auto done = enableTls((*flow)->env(), {.inventory = std::move(*inventory),
                                           .fleet_ca = pki->has_value(),
                                           .member_timeout = ctx.flags().getDuration("timeout")});
   if (!done) return flowError(done.error());

@@ -202,6 +202,30 @@ Result<v1::UploadSnapshotResponse> AgentClient::uploadSnapshot(
   return fail(callError(s, prefix, "not done within " + formatDuration(timeout)));
 }
 
+Result<v1::PrepareRotationResponse> AgentClient::prepareRotation() const {
+  // Four EC keys and CSRs, written durably: quick, but on a busy host's disk give it time.
+  return call<v1::PrepareRotationRequest, v1::PrepareRotationResponse>(
+      "prepare rotation", {}, &v1::Agent::Stub::PrepareRotation,
+      std::max<Duration>(timeout_, std::chrono::seconds(30)));
+}
+
+Result<v1::InstallCertificatesResponse> AgentClient::installCertificates(
+    const v1::EnrollKeyUses& certs) const {
+  v1::InstallCertificatesRequest req;
+  *req.mutable_certs() = certs;
+  return call<v1::InstallCertificatesRequest, v1::InstallCertificatesResponse>(
+      "install certificates", req, &v1::Agent::Stub::InstallCertificates,
+      std::max<Duration>(timeout_, std::chrono::seconds(30)));
+}
+
+Result<v1::InstallTrustResponse> AgentClient::installTrust(const std::string& ca_bundle_pem) const {
+  v1::InstallTrustRequest req;
+  req.set_ca_bundle_pem(ca_bundle_pem);
+  return call<v1::InstallTrustRequest, v1::InstallTrustResponse>(
+      "install trust", req, &v1::Agent::Stub::InstallTrust,
+      std::max<Duration>(timeout_, std::chrono::seconds(30)));
+}
+
 Result<std::unique_ptr<fleet::AgentApi>> GrpcAgentDialer::dial(const std::string& address,
                                                                Duration timeout) const {
   auto client = AgentClient::connect(address, timeout, tls_);

@@ -59,6 +59,10 @@ class AgentClient final : public fleet::AgentApi {
       const std::string& file, const std::string& cluster_token, std::uint64_t size,
       const std::string& sha256_hex,
       const std::function<void(std::uint64_t)>& progress) const override;
+  Result<v1::PrepareRotationResponse> prepareRotation() const override;
+  Result<v1::InstallCertificatesResponse> installCertificates(
+      const v1::EnrollKeyUses& certs) const override;
+  Result<v1::InstallTrustResponse> installTrust(const std::string& ca_bundle_pem) const override;
 
  private:
   AgentClient(std::string address, std::shared_ptr<grpc::Channel> channel, Duration timeout,

@@ -21,6 +21,9 @@ Error agentCallError(const grpc::Status& s, const std::string& prefix, const std
       return {Errc::kPermissionDenied, prefix + s.error_message()};
     case grpc::StatusCode::RESOURCE_EXHAUSTED:
       return {Errc::kResourceExhausted, prefix + s.error_message()};
+    case grpc::StatusCode::UNIMPLEMENTED:
+      return {Errc::kUnimplemented, prefix + "this etcd-agent does not know the call (" +
+                                        s.error_message() + "): upgrade it"};
     default: return {Errc::kInternal, prefix + s.error_message()};
   }
 }

@@ -15,6 +15,13 @@
 namespace etcdagent::etcd {
 namespace {
 
+// The channel had no connection when the call was made (the member it was connected to went
+// away between the pick of the endpoint and the call): gRPC failed the call before sending
+// anything, so even a write may go to the next endpoint.
+bool neverSent(const grpc::Status& status) {
+  return status.error_message().starts_with("failed to connect to all addresses");
+}
+
 using Clock = std::chrono::system_clock;
 
 int toMillis(Duration d) {
@@ -129,7 +136,11 @@ std::shared_ptr<grpc::Channel> Client::channelFor(std::size_t slot) {
     const int max_backoff = std::max(toMillis(config_.max_reconnect_backoff), 10);
     args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, std::min(100, max_backoff));
     args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, max_backoff);
-    args.SetInt(GRPC_ARG_ENABLE_RETRIES, 0);
+    // gRPC's transparent retries stay on (no retry policy is configured, so nothing else is
+    // retried): a request the server never saw (its stream refused by the GOAWAY of a member that
+    // is stopping, or never written to a connection that failed) is sent again. It cannot have
+    // been applied, so this is safe for writes too; without it a rolling restart failed writes
+    // in flight to the member that stopped.
     // One process talks to one member per endpoint: no need for gRPC's global subchannel pool.
     args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
     if (endpoints_[slot].tls) args.SetSslTargetNameOverride(endpoints_[slot].host);
@@ -315,8 +326,8 @@ Result<void> Client::invoke(const Invocation& invocation, const CallOptions& opt
       continue;
     }
     if (status.error_code() == grpc::StatusCode::UNAVAILABLE &&
-        options.retry == Retry::kRepeatable && attempts < 2 * endpoints_.size() + 1 &&
-        Clock::now() < call_deadline) {
+        (options.retry == Retry::kRepeatable || neverSent(status)) &&
+        attempts < 2 * endpoints_.size() + 1 && Clock::now() < call_deadline) {
       std::lock_guard lock(mu_);
       pinned_ = (*slot + 1) % endpoints_.size();
       continue;

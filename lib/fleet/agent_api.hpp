@@ -51,6 +51,13 @@ class AgentApi {
   virtual Result<v1::UploadSnapshotResponse> uploadSnapshot(
       const std::string& file, const std::string& cluster_token, std::uint64_t size,
       const std::string& sha256_hex, const std::function<void(std::uint64_t)>& progress) const = 0;
+  // Certificate rotation (docs/security.md, "Certificate rotation"): fresh keys, pending on the
+  // agent, and their CSRs; then the certificates for them, which the agent switches to.
+  virtual Result<v1::PrepareRotationResponse> prepareRotation() const = 0;
+  virtual Result<v1::InstallCertificatesResponse> installCertificates(
+      const v1::EnrollKeyUses& certs) const = 0;
+  // CA rotation: the CAs the agent and its etcd trust (etcd takes them when it restarts).
+  virtual Result<v1::InstallTrustResponse> installTrust(const std::string& ca_bundle_pem) const = 0;
 };
 
 // What etcd-fleet presents to agents and trusts them by in a fleet with a CA (fleet_trust.hpp):

@@ -1,7 +1,6 @@
 #include "fleet/enroll.hpp"
 
 #include <algorithm>
-#include <array>
 
 #include "common/encoding.hpp"
 #include "common/snapshot_digest.hpp"
@@ -9,21 +8,10 @@
 #include "fleet/fan_out.hpp"
 #include "fleet/waits.hpp"
 #include "tls/certificate.hpp"
-#include "tls/csr.hpp"
 #include "tls/inspect.hpp"
-#include "tls/names.hpp"
-#include "tls/sign.hpp"
 
 namespace etcdagent::fleet {
 namespace {
-
-// One of the agent's four keys: its name in messages, its CSR and the certificate it gets.
-struct KeyUse {
-  std::string_view name;
-  const std::string* csr_pem;
-  tls::Profile profile;
-  bool server;  // carries SANs (a server certificate); the etcd client's carries none
-};
 
 class Enrollment {
  public:
@@ -51,89 +39,32 @@ class Enrollment {
     if (!record) return fail(record.error().context("agent " + address_));
     if (auto r = checkProof(answer, *record, *nonce, *server_cert); !r) return fail(r.error());
 
-    const std::array<KeyUse, 4> uses{{
-        {"api", &answer.csrs().api(), tls::Profile::kPeer, true},
-        // serverAuth and clientAuth: with --client-cert-auth etcd 3.4's gRPC gateway dials its
-        // own client URL presenting this certificate.
-        {"etcd-server", &answer.csrs().etcd_server(), tls::Profile::kPeer, true},
-        {"etcd-peer", &answer.csrs().etcd_peer(), tls::Profile::kPeer, true},
-        {"etcd-client", &answer.csrs().etcd_client(), tls::Profile::kClient, false},
-    }};
-    std::vector<tls::Csr> csrs;
-    for (const auto& use : uses) {
-      auto csr = tls::Csr::parse(*use.csr_pem);
-      if (!csr) {
-        return refuse("its " + std::string(use.name) + " CSR is refused: " + csr.error().message);
-      }
-      csrs.push_back(std::move(*csr));
-    }
+    auto checked = checkAgentCsrs({.address = address_,
+                                   .csrs = &answer.csrs(),
+                                   .member_name = answer.member_name(),
+                                   .hostname = answer.hostname(),
+                                   .advertise_host = answer.advertise_host()},
+                                  "enrollment");
+    if (!checked) return fail(checked.error());
     // The api key is the one that served this TLS session: the CSRs belong to the host that
     // answered, not to one whose answer was relayed.
-    if (csrs[0].publicKeyDer() != server_cert->publicKeyDer()) {
+    if (checked->csrs[0].publicKeyDer() != server_cert->publicKeyDer()) {
       return refuse(
           "its api CSR is for another key than the one its TLS server certificate holds (the "
           "CSRs are not from the agent this connection reached)");
     }
-    if (answer.member_name().empty()) {
-      return refuse("it reports no member name (agent.toml's member.name)");
-    }
-    const std::string common_name = std::string(kAgentCommonNamePrefix) + answer.member_name();
-    for (std::size_t i = 0; i < uses.size(); ++i) {
-      if (csrs[i].commonName() != common_name) {
-        return refuse("its " + std::string(uses[i].name) + " CSR asks for the common name \"" +
-                      csrs[i].commonName() + "\", not \"" + common_name + "\"");
-      }
-    }
-
-    const std::string dialled = hostOfAddress(address_);
-    auto advertise = tls::canonicalName(answer.advertise_host());
-    auto dialled_canonical = tls::canonicalName(dialled);
-    if (!advertise || !dialled_canonical || *advertise != *dialled_canonical) {
-      return refuse("it advertises \"" + answer.advertise_host() + "\", not \"" + dialled +
-                    "\", the address it was dialled at: its certificates would name an address "
-                    "the fleet did not verify; enroll it at its advertise address (etcd-fleet "
-                    "enroll --hosts " +
-                    answer.advertise_host() + ")");
-    }
-    const auto allowed = allowedAgentSans(dialled, answer.hostname());
-    for (std::size_t i = 0; i < uses.size(); ++i) {
-      for (const auto& san : csrs[i].sans()) {
-        if (!uses[i].server) {
-          return refuse("its " + std::string(uses[i].name) + " CSR asks for the name \"" + san +
-                        "\": a client certificate carries none");
-        }
-        if (std::find(allowed.begin(), allowed.end(), san) == allowed.end()) {
-          return refuse("its " + std::string(uses[i].name) + " CSR asks for the name \"" + san +
-                        "\", which is not this host's (allowed: " + joinNames(allowed) + ")");
-        }
-      }
-    }
-
+    auto signed_ = signAgentCsrs(env_.pki.ca, *checked, request_.now);
+    if (!signed_) return fail(signed_.error());
     v1::EnrollFinishRequest finish;
     finish.set_ca_cert_pem(env_.pki.ca.cert.pem());
-    std::array<std::string*, 4> out{
-        finish.mutable_certs()->mutable_api(), finish.mutable_certs()->mutable_etcd_server(),
-        finish.mutable_certs()->mutable_etcd_peer(), finish.mutable_certs()->mutable_etcd_client()};
-    EnrollReport report{
-        .address = address_, .member_name = answer.member_name(), .token_id = answer.token_id()};
-    std::array<WallTime*, 4> not_after{&report.api_not_after, &report.etcd_server_not_after,
-                                       &report.etcd_peer_not_after, &report.etcd_client_not_after};
-    for (std::size_t i = 0; i < uses.size(); ++i) {
-      auto cert =
-          tls::signCsr(env_.pki.ca, csrs[i],
-                       {.profile = uses[i].profile,
-                        .common_name = common_name,
-                        .allowed_sans = uses[i].server ? allowed : std::vector<std::string>{},
-                        .now = request_.now});
-      if (!cert) {
-        return fail(cert.error().context("agent " + address_ + ": signing its " +
-                                         std::string(uses[i].name) + " certificate"));
-      }
-      auto info = tls::inspectCertificate(*cert);
-      if (!info) return fail(info.error().context("agent " + address_));
-      *not_after[i] = info->not_after;
-      *out[i] = cert->pem();
-    }
+    *finish.mutable_certs() = signed_->pem;
+    EnrollReport report{.address = address_,
+                        .member_name = answer.member_name(),
+                        .token_id = answer.token_id(),
+                        .api_not_after = signed_->not_after[0],
+                        .etcd_server_not_after = signed_->not_after[1],
+                        .etcd_peer_not_after = signed_->not_after[2],
+                        .etcd_client_not_after = signed_->not_after[3]};
     env_.progress.step("agent " + address_ + ": signed the certificates of member " +
                        answer.member_name() + " (token " + answer.token_id() + ")");
     if (auto r = env_.tokens.recordEnrollment(answer.token_id(), address_, request_.now); !r) {
@@ -160,12 +91,6 @@ class Enrollment {
 
   std::unexpected<Error> refuse(const std::string& why) const {
     return fail(Errc::kPermissionDenied, "agent " + address_ + " refused for enrollment: " + why);
-  }
-
-  static std::string joinNames(const std::vector<std::string>& names) {
-    std::string out;
-    for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
-    return out;
   }
 
   Result<tls::Certificate> serverCertificate(const EnrollHello& hello) const {
@@ -232,31 +157,6 @@ class Enrollment {
 };
 
 }  // namespace
-
-std::string hostOfAddress(const std::string& address) {
-  if (address.starts_with('[')) {
-    const auto end = address.find(']');
-    return end == std::string::npos ? address : address.substr(1, end - 1);
-  }
-  const auto colon = address.find(':');
-  if (colon != std::string::npos && colon == address.rfind(':')) return address.substr(0, colon);
-  return address;
-}
-
-std::vector<std::string> allowedAgentSans(const std::string& dialled_host,
-                                          const std::string& reported_hostname) {
-  std::vector<std::string> out;
-  auto add = [&](const std::string& name) {
-    auto canonical = tls::canonicalName(name);
-    if (!canonical) return;
-    if (std::find(out.begin(), out.end(), *canonical) == out.end()) out.push_back(*canonical);
-  };
-  add(dialled_host);
-  if (!reported_hostname.empty() && !tls::isIpAddress(reported_hostname)) add(reported_hostname);
-  add("127.0.0.1");
-  add("localhost");
-  return out;
-}
 
 Result<EnrollReport> enrollAgent(const EnrollEnv& env, const EnrollRequest& request) {
   return Enrollment(env, request).run();

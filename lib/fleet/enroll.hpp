@@ -15,15 +15,13 @@
 #include "common/error.hpp"
 #include "etcdagent/v1/enroll.pb.h"
 #include "fleet/agent_api.hpp"
+#include "fleet/agent_certs.hpp"
 #include "fleet/env.hpp"
 #include "fleet/progress.hpp"
 #include "fleet/token_store.hpp"
 #include "tls/fleet_pki.hpp"
 
 namespace etcdagent::fleet {
-
-// The CN of every certificate an agent gets: "etcd-agent:<member name>".
-inline constexpr std::string_view kAgentCommonNamePrefix = tls::kAgentCommonNamePrefix;
 
 // What Enroll.Hello gave: the agent's answer and the server certificate its TLS handshake showed.
 struct EnrollHello {
@@ -110,14 +108,5 @@ std::vector<Result<EnrollReport>> enrollAgents(const EnrollEnv& env,
 // failures joined, each naming its agent, with the code of the first.
 Result<void> enrollNewAgents(const Env& env, const std::vector<std::string>& agents,
                              Duration timeout);
-
-// The host part of "HOST:PORT" or "[V6]:PORT" ("::1" for "[::1]:2378"). Pure.
-std::string hostOfAddress(const std::string& address);
-
-// The names an agent's server certificates may carry: the dialled host, the reported hostname
-// when it is a valid DNS name (not an IP address: only the dialled address is verified), then
-// "127.0.0.1" and "localhost"; canonical spellings, no duplicates. Pure.
-std::vector<std::string> allowedAgentSans(const std::string& dialled_host,
-                                          const std::string& reported_hostname);
 
 }  // namespace etcdagent::fleet

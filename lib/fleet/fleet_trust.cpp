@@ -19,9 +19,8 @@ Result<std::optional<tls::FleetPki>> fleetPkiIfAny(const std::string& inventory_
 }
 
 AgentTls agentTls(const tls::FleetPki& pki) {
-  return {.ca_pem = pki.ca.cert.pem(),
-          .cert_pem = pki.fleet_cert.pem(),
-          .key_pem = pki.fleet_key.pem()};
+  return {
+      .ca_pem = pki.trustPem(), .cert_pem = pki.fleet_cert.pem(), .key_pem = pki.fleet_key.pem()};
 }
 
 }  // namespace etcdagent::fleet

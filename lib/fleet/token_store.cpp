@@ -1,7 +1,6 @@
 #include "fleet/token_store.hpp"
 
 #include <fcntl.h>
-#include <google/protobuf/util/json_util.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -16,6 +15,7 @@
 #include "common/encoding.hpp"
 #include "common/file_util.hpp"
 #include "etcdagent/v1/enroll_tokens.pb.h"
+#include "fleet/state_json.hpp"
 
 namespace etcdagent::fleet {
 namespace {
@@ -79,14 +79,9 @@ TokenState TokenRecord::state(WallTime now) const {
 
 Result<std::vector<TokenRecord>> parseTokenFile(std::string_view text, std::string_view source) {
   v1::EnrollTokenFile file;
-  google::protobuf::util::JsonParseOptions options;
-  options.ignore_unknown_fields = true;  // written by a newer etcd-fleet: keep what we know
-  auto status = google::protobuf::util::JsonStringToMessage(
-      google::protobuf::StringPiece(text.data(), text.size()), &file, options);
-  if (!status.ok()) {
+  if (auto parsed = parseStateJson(text, file); !parsed) {
     return fail(Errc::kInvalidArgument, std::string(source) + ": not a valid tokens file (" +
-                                            std::string(status.message()) + ")" +
-                                            damagedHint(source));
+                                            parsed.error().message + ")" + damagedHint(source));
   }
   if (file.version() != kFileVersion) {
     if (file.version() > kFileVersion) {
@@ -156,14 +151,7 @@ std::string renderTokenFile(const std::vector<TokenRecord>& tokens) {
       host->set_at(formatRfc3339(h.at));
     }
   }
-  std::string out;
-  google::protobuf::util::JsonPrintOptions options;
-  options.add_whitespace = true;
-  options.preserve_proto_field_names = true;
-  options.always_print_primitive_fields = true;
-  // Cannot fail: every string was checked (ids, hex, times) or is printable ASCII (descriptions).
-  (void)google::protobuf::util::MessageToJsonString(file, &out, options);
-  return out;
+  return renderStateJson(file);
 }
 
 Result<std::chrono::seconds> checkTokenTtl(Duration ttl) {

@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <filesystem>
 
+#include "common/file_switch.hpp"
 #include "common/file_util.hpp"
 #include "tls/csr.hpp"
 #include "tls/file_write.hpp"
@@ -27,6 +28,48 @@ Result<void> privateDirectory(const std::string& dir) {
     return fail(Errc::kIo, "cannot make " + dir + " private (chmod 0700): " + errnoText(errno));
   }
   return {};
+}
+
+struct ClientIdentity {
+  Key key;
+  Certificate cert;
+};
+
+// etcd-fleet's client identity under `ca`: a fresh key, CN etcd-fleet, clientAuth.
+Result<ClientIdentity> issueFleetClientIdentity(const Ca& ca,
+                                                std::chrono::system_clock::time_point now) {
+  auto key = Key::generate();
+  if (!key) return fail(key.error());
+  auto csr_pem = createCsr(*key, {.common_name = std::string(kFleetClientCommonName)});
+  if (!csr_pem) return fail(csr_pem.error());
+  auto csr = Csr::parse(*csr_pem);
+  if (!csr) return fail(csr.error());
+  auto cert = signCsr(ca, *csr,
+                      {.profile = Profile::kClient,
+                       .common_name = std::string(kFleetClientCommonName),
+                       .now = now});
+  if (!cert) return fail(cert.error());
+  return ClientIdentity{std::move(*key), std::move(*cert)};
+}
+
+std::string pemOf(const std::vector<Certificate>& certs) {
+  std::string out;
+  for (const auto& c : certs) out += c.pem();
+  return out;
+}
+
+std::string fileName(const std::string& path) {
+  return std::filesystem::path(path).filename().string();
+}
+
+// ca.pending/ and ca.switching/ in the pki directory: the next signing CA.
+FileSwitch caSwitch(const FleetPkiPaths& paths) {
+  return {paths.dir, "ca"};
+}
+
+// fleet-cert.pending/ and fleet-cert.switching/ in the pki directory.
+FileSwitch fleetCertSwitch(const FleetPkiPaths& paths) {
+  return {paths.dir, "fleet-cert"};
 }
 
 }  // namespace
@@ -59,17 +102,8 @@ Result<FleetPki> initFleetPki(const std::string& inventory_path,
 
   auto ca = createCa({.now = now});
   if (!ca) return fail(ca.error());
-  auto fleet_key = Key::generate();
-  if (!fleet_key) return fail(fleet_key.error());
-  auto csr_pem = createCsr(*fleet_key, {.common_name = std::string(kFleetClientCommonName)});
-  if (!csr_pem) return fail(csr_pem.error());
-  auto csr = Csr::parse(*csr_pem);
-  if (!csr) return fail(csr.error());
-  auto fleet_cert = signCsr(*ca, *csr,
-                            {.profile = Profile::kClient,
-                             .common_name = std::string(kFleetClientCommonName),
-                             .now = now});
-  if (!fleet_cert) return fail(fleet_cert.error());
+  auto fleet = issueFleetClientIdentity(*ca, now);
+  if (!fleet) return fail(fleet.error());
 
   // The key first: the CA exists once ca.key does, and a second init racing this one loses at
   // the link(2) of ca.key instead of overwriting anything.
@@ -86,14 +120,16 @@ Result<FleetPki> initFleetPki(const std::string& inventory_path,
     return fail(r.error());
   cleanup.add(paths.ca_cert);
   // A fleet.key/fleet.crt without a CA is a leftover of an older CA: the new CA replaces them.
-  if (auto r = writeKeyFile(paths.fleet_key, *fleet_key, Overwrite::kYes); !r)
+  if (auto r = writeKeyFile(paths.fleet_key, fleet->key, Overwrite::kYes); !r)
     return fail(r.error());
   cleanup.add(paths.fleet_key);
-  if (auto r = writeCertificateFile(paths.fleet_cert, *fleet_cert, kCertFileMode, Overwrite::kYes);
+  if (auto r = writeCertificateFile(paths.fleet_cert, fleet->cert, kCertFileMode, Overwrite::kYes);
       !r)
     return fail(r.error());
   cleanup.dismiss();
-  return FleetPki{std::move(paths), std::move(*ca), std::move(*fleet_cert), std::move(*fleet_key)};
+  std::vector<Certificate> trust{ca->cert};
+  return FleetPki{std::move(paths), std::move(*ca), std::move(fleet->cert), std::move(fleet->key),
+                  std::move(trust)};
 }
 
 Result<std::string> fleetCaHash(const std::string& inventory_path) {
@@ -114,6 +150,10 @@ Result<FleetPki> loadFleetPki(const std::string& inventory_path) {
                                      ": create one with `etcd-fleet ca init` (or pass --fleet "
                                      "FILE of the fleet whose CA you mean)");
   }
+  // The pairs a renewal or a CA switch committed before it was interrupted: in place before
+  // they are read.
+  if (auto finished = fleetCertSwitch(paths).finish(); !finished) return fail(finished.error());
+  if (auto finished = caSwitch(paths).finish(); !finished) return fail(finished.error());
   auto ca = loadCa(paths.ca_cert, paths.ca_key);
   if (!ca) return fail(ca.error());
   auto cert = Certificate::load(paths.fleet_cert);
@@ -125,7 +165,12 @@ Result<FleetPki> loadFleetPki(const std::string& inventory_path) {
     return fail(Errc::kInvalidArgument, paths.fleet_key + " is not the key of " + paths.fleet_cert +
                                             ": restore the pair from a backup");
   }
-  return FleetPki{std::move(paths), std::move(*ca), std::move(*cert), std::move(*key)};
+  auto text = readFile(paths.ca_cert);
+  if (!text) return fail(text.error());
+  auto trust = certificatesFromPem(*text);
+  if (!trust) return fail(trust.error().context(paths.ca_cert));
+  return FleetPki{std::move(paths), std::move(*ca), std::move(*cert), std::move(*key),
+                  std::move(*trust)};
 }
 
 Result<FleetPkiStatus> fleetPkiStatus(const std::string& inventory_path,
@@ -141,6 +186,77 @@ Result<FleetPkiStatus> fleetPkiStatus(const std::string& inventory_path,
     status.fleet_problem = r.error();
   }
   return status;
+}
+
+std::string fleetCertRenewalReason(const FleetPki& pki, std::chrono::system_clock::time_point now) {
+  if (auto ok = verifyCertificate(pki.ca.cert, pki.fleet_cert, Purpose::kClient, now); !ok) {
+    return ok.error().message;
+  }
+  auto info = inspectCertificate(pki.fleet_cert);
+  if (!info) return info.error().message;
+  if (info->not_after - now < kFleetCertRenewBefore) {
+    return pki.paths.fleet_cert + " expires on " + formatTime(info->not_after) + ", within 30 days";
+  }
+  return "";
+}
+
+Result<FleetPki> renewFleetClientCertificate(const FleetPki& pki,
+                                             std::chrono::system_clock::time_point now) {
+  auto fresh = issueFleetClientIdentity(pki.ca, now);
+  if (!fresh) return fail(fresh.error());
+  const FileSwitch files = fleetCertSwitch(pki.paths);
+  if (auto r = files.freshStage(); !r) return fail(r.error());
+  if (auto r = writeKeyFile(files.staged(fileName(pki.paths.fleet_key)), fresh->key); !r) {
+    return fail(r.error());
+  }
+  if (auto r = writeCertificateFile(files.staged(fileName(pki.paths.fleet_cert)), fresh->cert,
+                                    kCertFileMode, Overwrite::kNo);
+      !r) {
+    return fail(r.error());
+  }
+  if (auto r = files.commit(); !r) return fail(r.error());
+  return FleetPki{pki.paths, pki.ca, std::move(fresh->cert), std::move(fresh->key), pki.trust};
+}
+
+std::string FleetPki::trustPem() const {
+  return pemOf(trust);
+}
+
+Result<Certificate> beginCaRotation(const FleetPki& pki,
+                                    std::chrono::system_clock::time_point now) {
+  auto next = createCa({.now = now});
+  if (!next) return fail(next.error());
+  const FileSwitch files = caSwitch(pki.paths);
+  if (auto r = files.freshStage(); !r) return fail(r.error());
+  if (auto r = writeKeyFile(files.staged(fileName(pki.paths.ca_key)), next->key); !r) {
+    return fail(r.error());
+  }
+  if (auto r = writeSecureFile(files.staged(fileName(pki.paths.ca_cert)),
+                               pemOf({next->cert, pki.ca.cert}), kCertFileMode, Overwrite::kNo,
+                               "CA certificate");
+      !r) {
+    return fail(r.error());
+  }
+  if (auto r = writeFileAtomic(pki.paths.ca_cert, pemOf({pki.ca.cert, next->cert}), kCertFileMode);
+      !r) {
+    return fail(r.error());
+  }
+  return next->cert;
+}
+
+Result<void> switchToNextCa(const FleetPkiPaths& paths) {
+  const FileSwitch files = caSwitch(paths);
+  if (!files.hasStage()) {
+    return fail(Errc::kFailedPrecondition,
+                "no next CA is staged in " + files.stageDir() +
+                    ": the CA rotation lost its new CA; if no rotation is in progress, remove " +
+                    paths.dir + "/rotation.json and start again with etcd-fleet ca rotate");
+  }
+  return files.commit();
+}
+
+Result<void> dropOtherCas(const FleetPki& pki) {
+  return writeFileAtomic(pki.paths.ca_cert, pki.ca.cert.pem(), kCertFileMode);
 }
 
 }  // namespace etcdagent::tls

@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "common/error.hpp"
 #include "tls/ca.hpp"
@@ -39,9 +40,14 @@ FleetPkiPaths fleetPkiPaths(const std::string& inventory_path);
 
 struct FleetPki {
   FleetPkiPaths paths;
-  Ca ca;
+  Ca ca;  // the CA that signs: ca.key and the first certificate of ca.crt
   Certificate fleet_cert;
   Key fleet_key;
+  // Every CA of ca.crt, the signing CA first; while the CA is rotated, the other one too. What
+  // etcd-fleet trusts agents and etcd members by.
+  std::vector<Certificate> trust;
+  // The CAs of `trust` as one PEM text.
+  [[nodiscard]] std::string trustPem() const;
 };
 
 // Creates the pki directory (0700, and its missing parents), a new CA and the fleet client
@@ -52,8 +58,25 @@ Result<FleetPki> initFleetPki(
     std::chrono::system_clock::time_point now = std::chrono::system_clock::now());
 
 // Loads what initFleetPki wrote, checking that each key belongs to its certificate. No CA is
-// kNotFound saying to run `etcd-fleet ca init`.
+// kNotFound saying to run `etcd-fleet ca init`. A switch of fleet.key and fleet.crt that a crash
+// interrupted after its commit point (renewFleetClientCertificate) is completed first.
 Result<FleetPki> loadFleetPki(const std::string& inventory_path);
+
+// From this long before its expiry a rotation re-issues fleet.crt without being asked.
+inline constexpr std::chrono::hours kFleetCertRenewBefore{24 * 30};
+
+// Why fleet.crt should be re-issued now, "" when it need not: it expires within
+// kFleetCertRenewBefore, or it is not good under the signing CA (expired, or issued by another
+// CA: a CA rotation switched the signer).
+std::string fleetCertRenewalReason(const FleetPki& pki, std::chrono::system_clock::time_point now =
+                                                            std::chrono::system_clock::now());
+
+// A fresh key and a certificate of pki.ca for it (CN etcd-fleet, clientAuth, 1 year), replacing
+// fleet.key and fleet.crt as one (pki/fleet-cert.pending/, renamed at the commit point; a crash
+// leaves the old pair or the new one, common/file_switch.hpp). Returns the PKI with them.
+Result<FleetPki> renewFleetClientCertificate(
+    const FleetPki& pki,
+    std::chrono::system_clock::time_point now = std::chrono::system_clock::now());
 
 // The fleet CA's hash as enrollment tokens pin it: spkiSha256Hex of <inventory dir>/pki/ca.crt
 // (over the key, so that re-issuing the CA certificate with the same key keeps tokens valid).
@@ -71,5 +94,23 @@ struct FleetPkiStatus {
 Result<FleetPkiStatus> fleetPkiStatus(
     const std::string& inventory_path,
     std::chrono::system_clock::time_point now = std::chrono::system_clock::now());
+
+// --- CA rotation (docs/security.md, "CA rotation"), the operator's files ----------------------
+// ca.crt holds the signing CA first and, while a rotation runs, the other CA after it; ca.key is
+// always the first one's key. The next CA waits in pki/ca.pending/ (its key, and the ca.crt of
+// the switched state), switched in as one (common/file_switch.hpp).
+
+// A new CA (fresh key), staged as the next signer (pki/ca.pending/: ca.key, and ca.crt = [new,
+// current]); then ca.crt becomes [current, new], so every trust of the fleet covers both. An
+// earlier stage is replaced. Returns the new CA's certificate.
+Result<Certificate> beginCaRotation(const FleetPki& pki, std::chrono::system_clock::time_point now =
+                                                             std::chrono::system_clock::now());
+
+// Makes the staged CA the signer: ca.key and ca.crt ([new, old]) switched as one.
+// kFailedPrecondition when nothing is staged.
+Result<void> switchToNextCa(const FleetPkiPaths& paths);
+
+// Ends a rotation: ca.crt holds the signing CA alone.
+Result<void> dropOtherCas(const FleetPki& pki);
 
 }  // namespace etcdagent::tls

@@ -156,4 +156,21 @@ Result<void> verifyCertificate(const Certificate& ca, const Certificate& leaf, P
   }
 }
 
+Result<void> verifyCertificateUnderAny(const std::vector<Certificate>& trust,
+                                       const Certificate& leaf, Purpose purpose, TimePoint now) {
+  if (trust.empty()) return fail(Errc::kUnauthenticated, "no CA is trusted");
+  std::optional<Error> first;
+  std::optional<Error> of_issuer;
+  for (const auto& ca : trust) {
+    auto ok = verifyCertificate(ca, leaf, purpose, now);
+    if (ok) return {};
+    if (!first) first = ok.error();
+    if (!of_issuer &&
+        X509_NAME_cmp(X509_get_subject_name(ca.get()), X509_get_issuer_name(leaf.get())) == 0) {
+      of_issuer = ok.error();
+    }
+  }
+  return fail(of_issuer ? *of_issuer : *first);
+}
+
 }  // namespace etcdagent::tls

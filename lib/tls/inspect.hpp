@@ -46,4 +46,11 @@ enum class Purpose { kServer, kClient };
 Result<void> verifyCertificate(const Certificate& ca, const Certificate& leaf, Purpose purpose,
                                TimePoint now);
 
+// verifyCertificate under each CA of `trust` (a bundle: the old and the new CA while the fleet
+// rotates its CA) until one accepts `leaf`. When none does, the error is the one of the CA that
+// issued it (same subject as its issuer), or of the first CA when none did; empty `trust` is
+// kUnauthenticated too.
+Result<void> verifyCertificateUnderAny(const std::vector<Certificate>& trust,
+                                       const Certificate& leaf, Purpose purpose, TimePoint now);
+
 }  // namespace etcdagent::tls

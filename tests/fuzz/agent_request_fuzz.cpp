@@ -37,6 +37,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   fuzzOne<v1::SetAutostartRequest>(data, size, [](const auto& r) { return validate(r); });
   fuzzOne<v1::SetMemberTlsRequest>(data, size, [](const auto& r) { return validate(r); });
   fuzzOne<v1::NewDiscoveryTokenRequest>(data, size, [](const auto& r) { return validate(r); });
+  fuzzOne<v1::PrepareRotationRequest>(data, size, [](const auto& r) { return validate(r); });
+  fuzzOne<v1::InstallCertificatesRequest>(data, size, [](const auto& r) { return validate(r); });
+  fuzzOne<v1::InstallTrustRequest>(data, size, [](const auto& r) { return validate(r); });
   fuzzOne<v1::UploadSnapshotRequest>(data, size,
                                      [](const auto& r) { return validateUploadHeader(r); });
   // The coordinator's RelayDiscovery: validated, then read as the registry reads it.

@@ -112,11 +112,14 @@ TEST(AgentSocket, AnotherUidIsRefusedAndTheAgentAndItsMemberStayUntouched) {
   EXPECT_THAT(refused.err, HasSubstr("unix:" + agent.socketPath()));
   auto again = fleetAsNobody({"agent", "status", "--socket", agent.socketPath()});
   EXPECT_NE(again.exit_code, 0) << again.out;
-  ASSERT_TRUE(eventually([&] {
-    return metrics(agent).find(
-               "etcd_agent_api_socket_connections_refused_total{member=\"m1\"} 0\n") ==
-           std::string::npos;
-  })) << metrics(agent);
+  ASSERT_TRUE(eventually(
+      [&] {
+        return metrics(agent).find(
+                   "etcd_agent_api_socket_connections_refused_total{member=\"m1\"} 0\n") ==
+               std::string::npos;
+      },
+      20s))
+      << metrics(agent);
   const std::string log = readText(agent.logPath());
   EXPECT_THAT(log, HasSubstr("refused a connection to the agent API socket: uid 65534"));
   // Once per uid within the rate limit, however many connections it made.

@@ -27,6 +27,9 @@
 #include "fleet/agent_api.hpp"
 #include "fleet/cluster_api.hpp"
 #include "membership/membership.hpp"
+#include "tls/certificate.hpp"
+#include "tls/csr.hpp"
+#include "tls/key.hpp"
 
 namespace etcdagent::testing {
 
@@ -47,6 +50,13 @@ struct FakeHost {
   bool joining = false;  // [bootstrap] join, not yet done
   std::vector<v1::PreflightCheck> failed_checks;
   bool tls = false;  // its member serves https whatever its plan says (a test's TLS cluster)
+  // Certificate rotation: the keys of the last PrepareRotation (api, etcd-server, etcd-peer,
+  // etcd-client), the certificates installed for them (PEM, same order), how many times, and
+  // the CA bundle of the last InstallTrust.
+  std::vector<tls::Key> pending_keys;
+  std::vector<std::string> certs;
+  int rotations = 0;
+  std::string trust_pem;
 
   // TLS once its plan is (Plan.tls), or when the test says so: what etcd serves and advertises.
   [[nodiscard]] std::string scheme() const {
@@ -452,6 +462,68 @@ class FakeAgent final : public fleet::AgentApi {
     });
     if (r && progress) progress(size);
     return r;
+  }
+
+  // Fresh keys and CSRs with the names an agent's have (lib/tls, real keys: the flow checks and
+  // signs them).
+  Result<v1::PrepareRotationResponse> prepareRotation() const override {
+    return with("prepareRotation", [&](FakeHost& h) -> Result<v1::PrepareRotationResponse> {
+      v1::PrepareRotationResponse r;
+      r.set_member_name(h.member_name);
+      r.set_advertise_host(h.advertise);
+      h.pending_keys.clear();
+      std::vector<std::string> pems;
+      for (int use = 0; use < 4; ++use) {
+        auto key = tls::Key::generate();
+        if (!key) return fail(key.error());
+        tls::CsrRequest req{.common_name = "etcd-agent:" + h.member_name, .sans = {}};
+        if (use != 3) req.sans = {h.advertise, "127.0.0.1", "localhost"};
+        auto csr = tls::createCsr(*key, req);
+        if (!csr) return fail(csr.error());
+        pems.push_back(*csr);
+        h.pending_keys.push_back(std::move(*key));
+      }
+      r.mutable_csrs()->set_api(pems[0]);
+      r.mutable_csrs()->set_etcd_server(pems[1]);
+      r.mutable_csrs()->set_etcd_peer(pems[2]);
+      r.mutable_csrs()->set_etcd_client(pems[3]);
+      return r;
+    });
+  }
+
+  // Takes certificates for the pending keys only, as the agent does.
+  Result<v1::InstallCertificatesResponse> installCertificates(
+      const v1::EnrollKeyUses& certs) const override {
+    return with("installCertificates", [&](FakeHost& h) -> Result<v1::InstallCertificatesResponse> {
+      if (h.pending_keys.empty()) {
+        return fail(Errc::kFailedPrecondition, "agent " + address_ +
+                                                   ": install certificates: no "
+                                                   "certificate rotation is prepared");
+      }
+      const std::vector<std::string> pems{certs.api(), certs.etcd_server(), certs.etcd_peer(),
+                                          certs.etcd_client()};
+      for (std::size_t i = 0; i < pems.size(); ++i) {
+        auto cert = tls::Certificate::fromPem(pems[i]);
+        if (!cert || cert->publicKeyDer() != h.pending_keys[i].publicKeyDer()) {
+          return fail(Errc::kPermissionDenied, "agent " + address_ +
+                                                   ": install certificates: not for the "
+                                                   "pending keys");
+        }
+      }
+      h.certs = pems;
+      h.pending_keys.clear();
+      ++h.rotations;
+      return v1::InstallCertificatesResponse{};
+    });
+  }
+
+  Result<v1::InstallTrustResponse> installTrust(const std::string& ca_bundle_pem) const override {
+    return with("installTrust", [&](FakeHost& h) -> Result<v1::InstallTrustResponse> {
+      v1::InstallTrustResponse r;
+      r.set_changed(h.trust_pem != ca_bundle_pem);
+      h.trust_pem = ca_bundle_pem;
+      return r;
+    });
   }
 
  private:

@@ -10,6 +10,7 @@
 #include <fstream>
 
 #include "common/snapshot_digest.hpp"
+#include "tests/mocks/file_facts.hpp"
 #include "tests/mocks/temp_dir.hpp"
 #include "tls/ca.hpp"
 #include "tls/csr.hpp"
@@ -19,16 +20,8 @@
 namespace etcdagent::agent {
 namespace {
 
-unsigned modeOf(const std::string& path) {
-  struct stat st {};
-  EXPECT_EQ(::stat(path.c_str(), &st), 0) << path;
-  return st.st_mode & 07777;
-}
-
-bool exists(const std::string& path) {
-  struct stat st {};
-  return ::stat(path.c_str(), &st) == 0;
-}
+using testing::modeOf;
+using testing::pathExists;
 
 // A client certificate of `ca` for a fresh key.
 struct Client {
@@ -186,7 +179,7 @@ TEST_F(EnrollmentTest, FinishStoresTheCertificatesPrivatelyAndDeletesTheToken) {
   auto done = e.finish(signed_(*answer), fleet_->cert.pem());
   ASSERT_TRUE(done) << done.error().message;
   EXPECT_TRUE(done->notice.empty()) << done->notice;
-  EXPECT_FALSE(exists(token_file_));
+  EXPECT_FALSE(pathExists(token_file_));
   EXPECT_EQ(modeOf(paths_.dir), 0700U);
   for (KeyUse use : kKeyUses) {
     EXPECT_EQ(modeOf(paths_.key(use)), 0600U) << keyUseName(use);
@@ -196,7 +189,7 @@ TEST_F(EnrollmentTest, FinishStoresTheCertificatesPrivatelyAndDeletesTheToken) {
   auto loaded = loadAgentCredentials(paths_);
   ASSERT_TRUE(loaded) << loaded.error().message;
   ASSERT_TRUE(*loaded);
-  EXPECT_EQ(tls::spkiSha256Hex((*loaded)->ca), token_.ca_hash);
+  EXPECT_EQ(tls::spkiSha256Hex((*loaded)->ca()), token_.ca_hash);
   EXPECT_EQ((*loaded)->cert(KeyUse::kApi).der(), done->credentials.cert(KeyUse::kApi).der());
 }
 
@@ -227,8 +220,8 @@ TEST_F(EnrollmentTest, FinishRefusesCertificatesForOtherKeysOrUsesAndStoresNothi
   EXPECT_NE(u.error().message.find("the api certificate: "), std::string::npos)
       << u.error().message;
   // Neither left anything behind: the agent is still waiting, its token still there.
-  EXPECT_FALSE(exists(paths_.ca_cert));
-  EXPECT_TRUE(exists(token_file_));
+  EXPECT_FALSE(pathExists(paths_.ca_cert));
+  EXPECT_TRUE(pathExists(token_file_));
   auto loaded = loadAgentCredentials(paths_);
   ASSERT_TRUE(loaded);
   EXPECT_FALSE(*loaded);

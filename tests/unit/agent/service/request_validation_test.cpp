@@ -211,5 +211,25 @@ TEST(RequestValidation, ChecksTheOtherRequests) {
   EXPECT_THAT(refusal(validateUploadHeader(up)), HasSubstr("cluster_token"));
 }
 
+TEST(RequestValidation, BoundsTheCertificatesOfARotation) {
+  v1::InstallCertificatesRequest certs;
+  EXPECT_THAT(refusal(validate(certs)), HasSubstr("certs.api: required"));
+  certs.mutable_certs()->set_api("x");
+  certs.mutable_certs()->set_etcd_server("x");
+  certs.mutable_certs()->set_etcd_peer("x");
+  EXPECT_THAT(refusal(validate(certs)), HasSubstr("certs.etcd_client"));
+  certs.mutable_certs()->set_etcd_client(std::string(kMaxCertificatePemBytes + 1, 'x'));
+  EXPECT_THAT(refusal(validate(certs)), HasSubstr("certs.etcd_client"));
+  certs.mutable_certs()->set_etcd_client("x");
+  EXPECT_TRUE(validate(certs));
+
+  v1::InstallTrustRequest trust;
+  EXPECT_THAT(refusal(validate(trust)), HasSubstr("ca_bundle_pem: required"));
+  trust.set_ca_bundle_pem(std::string(kMaxCaBundleBytes + 1, 'x'));
+  EXPECT_THAT(refusal(validate(trust)), HasSubstr("ca_bundle_pem"));
+  trust.set_ca_bundle_pem("x");
+  EXPECT_TRUE(validate(trust));
+}
+
 }  // namespace
 }  // namespace etcdagent::agent

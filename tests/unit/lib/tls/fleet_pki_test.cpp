@@ -4,8 +4,13 @@
 #include "tls/fleet_pki.hpp"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <filesystem>
 
 #include "tests/unit/lib/tls/tls_test_support.hpp"
+#include "tls/csr.hpp"
+#include "tls/sign.hpp"
 
 namespace etcdagent::tls {
 namespace {
@@ -134,6 +139,70 @@ TEST_F(FleetPkiTest, InitFailsCleanlyWhereItCannotWrite) {
   auto r = initFleetPki(inventory());
   ASSERT_FALSE(r);
   EXPECT_NE(r.error().message.find("pki"), std::string::npos) << r.error().message;
+}
+
+}  // namespace
+}  // namespace etcdagent::tls
+
+namespace etcdagent::tls {
+namespace {
+
+TEST_F(FleetPkiTest, RenewalGivesEtcdFleetANewKeyAndCertificateOfTheCa) {
+  const auto now = std::chrono::system_clock::now();
+  auto pki = initFleetPki(inventory(), now);
+  ASSERT_TRUE(pki) << pki.error().message;
+  EXPECT_EQ(fleetCertRenewalReason(*pki, now), "");
+  const std::string old_key = contents(pki->paths.fleet_key);
+  auto renewed = renewFleetClientCertificate(*pki, now);
+  ASSERT_TRUE(renewed) << renewed.error().message;
+  EXPECT_NE(contents(pki->paths.fleet_key), old_key);
+  EXPECT_EQ(mode(pki->paths.fleet_key), 0600u);
+  EXPECT_EQ(mode(pki->paths.fleet_cert), 0644u);
+  auto loaded = loadFleetPki(inventory());
+  ASSERT_TRUE(loaded) << loaded.error().message;
+  EXPECT_EQ(loaded->fleet_cert.der(), renewed->fleet_cert.der());
+  EXPECT_TRUE(verifyCertificate(loaded->ca.cert, loaded->fleet_cert, Purpose::kClient, now));
+  EXPECT_FALSE(std::filesystem::exists(file("conf/pki/fleet-cert.pending")));
+  EXPECT_FALSE(std::filesystem::exists(file("conf/pki/fleet-cert.switching")));
+}
+
+TEST_F(FleetPkiTest, RenewalIsNeededWithin30DaysOfExpiryOrUnderAnotherCa) {
+  const auto now = std::chrono::system_clock::now();
+  auto pki = initFleetPki(inventory(), now);
+  ASSERT_TRUE(pki);
+  EXPECT_NE(fleetCertRenewalReason(*pki, now + std::chrono::days(340)).find("within 30 days"),
+            std::string::npos);
+  EXPECT_NE(fleetCertRenewalReason(*pki, now + std::chrono::days(400)).find("expired"),
+            std::string::npos);
+  auto other = createCa();
+  ASSERT_TRUE(other);
+  FleetPki moved = *pki;
+  moved.ca = *other;
+  EXPECT_NE(fleetCertRenewalReason(moved, now).find("not by this CA"), std::string::npos)
+      << fleetCertRenewalReason(moved, now);
+}
+
+TEST_F(FleetPkiTest, LoadCompletesARenewalInterruptedAfterItsCommitPoint) {
+  const auto now = std::chrono::system_clock::now();
+  auto pki = initFleetPki(inventory(), now);
+  ASSERT_TRUE(pki);
+  // A renewal that died after renaming its stage and moving the key, before the certificate.
+  const std::string switching = file("conf/pki/fleet-cert.switching");
+  ASSERT_EQ(::mkdir(switching.c_str(), 0700), 0);
+  auto key = Key::generate();
+  ASSERT_TRUE(key);
+  auto csr_pem = createCsr(*key, {.common_name = "etcd-fleet"});
+  ASSERT_TRUE(csr_pem);
+  auto csr = Csr::parse(*csr_pem);
+  ASSERT_TRUE(csr);
+  auto cert = signCsr(pki->ca, *csr, {.profile = Profile::kClient, .common_name = "etcd-fleet"});
+  ASSERT_TRUE(cert);
+  ASSERT_TRUE(writeKeyFile(pki->paths.fleet_key, *key, Overwrite::kYes));
+  ASSERT_TRUE(writeCertificateFile(switching + "/fleet.crt", *cert, 0644, Overwrite::kNo));
+  auto loaded = loadFleetPki(inventory());
+  ASSERT_TRUE(loaded) << loaded.error().message;
+  EXPECT_EQ(loaded->fleet_cert.der(), cert->der());
+  EXPECT_FALSE(std::filesystem::exists(switching));
 }
 
 }  // namespace

@@ -1,0 +1,156 @@
+#include "fleet/rotation_journal.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+
+#include "common/duration.hpp"
+#include "common/file_util.hpp"
+#include "etcdagent/v1/rotation_journal.pb.h"
+#include "fleet/state_json.hpp"
+
+namespace etcdagent::fleet {
+namespace {
+
+constexpr unsigned kFileVersion = 1;
+// A journal names a few members: a bigger file is not ours.
+constexpr std::size_t kMaxJournalSize = 1024 * 1024;
+
+std::string damagedHint(std::string_view source) {
+  return "; if no rotation is in progress, remove " + std::string(source) +
+         ", else run the rotation again (etcd-fleet certs rotate, or ca rotate)";
+}
+
+}  // namespace
+
+std::string_view rotationKindName(RotationKind kind) {
+  switch (kind) {
+    case RotationKind::kCerts: return "certs";
+    case RotationKind::kCa: return "ca";
+  }
+  return "?";
+}
+
+std::string_view rotationStepName(RotationStep step) {
+  switch (step) {
+    case RotationStep::kTrustBoth: return "trust-both";
+    case RotationStep::kReissue: return "reissue";
+    case RotationStep::kTrustNew: return "trust-new";
+  }
+  return "?";
+}
+
+bool RotationJournal::isDone(std::string_view member) const {
+  return std::find(done.begin(), done.end(), member) != done.end();
+}
+
+void RotationJournal::advance(RotationStep next) {
+  step = next;
+  done.clear();
+}
+
+std::string rotationJournalPath(const std::string& pki_dir) {
+  return pki_dir + "/rotation.json";
+}
+
+Result<RotationJournal> parseRotationJournal(std::string_view text, std::string_view source) {
+  v1::RotationJournalFile file;
+  if (auto parsed = parseStateJson(text, file); !parsed) {
+    return fail(Errc::kInvalidArgument, std::string(source) + ": not a valid rotation journal (" +
+                                            parsed.error().message + ")" + damagedHint(source));
+  }
+  if (file.version() > kFileVersion) {
+    return fail(Errc::kFailedPrecondition,
+                std::string(source) + ": written by a newer etcd-fleet (version " +
+                    std::to_string(file.version()) + "); finish the rotation with it, or upgrade");
+  }
+  auto bad = [&](const std::string& what) {
+    return fail(Errc::kInvalidArgument, std::string(source) + ": " + what + damagedHint(source));
+  };
+  if (file.version() != kFileVersion) return bad("has no \"version\": 1");
+  RotationJournal out;
+  if (file.kind() == "certs") {
+    out.kind = RotationKind::kCerts;
+  } else if (file.kind() == "ca") {
+    out.kind = RotationKind::kCa;
+  } else {
+    return bad("\"kind\" is neither \"certs\" nor \"ca\"");
+  }
+  if (file.step() == "trust-both") {
+    out.step = RotationStep::kTrustBoth;
+  } else if (file.step() == "reissue") {
+    out.step = RotationStep::kReissue;
+  } else if (file.step() == "trust-new") {
+    out.step = RotationStep::kTrustNew;
+  } else {
+    return bad("\"step\" is not trust-both, reissue or trust-new");
+  }
+  if (out.kind == RotationKind::kCerts && out.step != RotationStep::kReissue) {
+    return bad("a certificate rotation has only the step \"reissue\"");
+  }
+  if (!parseRfc3339(file.started_at())) {
+    return bad("\"started_at\" is not an RFC 3339 UTC time (2026-01-31T12:00:00Z)");
+  }
+  out.started_at = file.started_at();
+  for (const auto& m : file.done()) {
+    if (m.empty()) return bad("\"done\" names an empty member");
+    out.done.push_back(m);
+  }
+  out.new_ca = file.new_ca();
+  if (out.kind == RotationKind::kCa && !out.new_ca.starts_with("sha256:")) {
+    return bad("a CA rotation names no \"new_ca\" (sha256:...)");
+  }
+  return out;
+}
+
+std::string renderRotationJournal(const RotationJournal& journal) {
+  v1::RotationJournalFile file;
+  file.set_version(kFileVersion);
+  file.set_kind(std::string(rotationKindName(journal.kind)));
+  file.set_step(std::string(rotationStepName(journal.step)));
+  file.set_started_at(journal.started_at);
+  for (const auto& m : journal.done) file.add_done(m);
+  file.set_new_ca(journal.new_ca);
+  return renderStateJson(file);
+}
+
+Result<std::optional<RotationJournal>> loadRotationJournal(const std::string& path) {
+  if (::access(path.c_str(), F_OK) != 0 && errno == ENOENT) {
+    return std::optional<RotationJournal>{};
+  }
+  auto text = readFile(path);
+  if (!text) return fail(text.error());
+  if (text->size() > kMaxJournalSize) {
+    return fail(Errc::kInvalidArgument, path + ": " + std::to_string(text->size()) +
+                                            " bytes is not a rotation journal" + damagedHint(path));
+  }
+  auto journal = parseRotationJournal(*text, path);
+  if (!journal) return fail(journal.error());
+  return std::optional<RotationJournal>(std::move(*journal));
+}
+
+Result<void> saveRotationJournal(const std::string& path, const RotationJournal& journal) {
+  if (auto r = writeFileAtomic(path, renderRotationJournal(journal), 0600); !r) {
+    return fail(r.error().context("saving the rotation journal"));
+  }
+  return {};
+}
+
+Result<void> removeRotationJournal(const std::string& path) {
+  if (::unlink(path.c_str()) != 0 && errno != ENOENT) {
+    return fail(Errc::kIo, "cannot remove the rotation journal " + path + ": " + errnoText(errno));
+  }
+  return {};
+}
+
+std::string describeRotation(const RotationJournal& journal) {
+  std::string done;
+  for (const auto& m : journal.done) done += (done.empty() ? "" : ", ") + m;
+  return std::string(journal.kind == RotationKind::kCa ? "a CA rotation"
+                                                       : "a certificate rotation") +
+         " (step " + std::string(rotationStepName(journal.step)) + ", started " +
+         journal.started_at + "; done: " + (done.empty() ? "none yet" : done) + ")";
+}
+
+}  // namespace etcdagent::fleet

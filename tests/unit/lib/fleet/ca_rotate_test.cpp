@@ -1,0 +1,161 @@
+// The CA rotation flow against an in-memory fleet: the steps in order (trust both with a restart
+// per member, the switch of the signer, the re-issue, trust the new CA with another restart),
+// what etcd-fleet trusts and presents at each step, --keep-old, and a run stopped in a step that
+// the next run finishes.
+
+#include "fleet/ca_rotate.hpp"
+
+#include <gtest/gtest.h>
+
+#include "fleet/fleet_trust.hpp"
+#include "tests/mocks/fleet_world.hpp"
+#include "tls/certificate.hpp"
+#include "tls/fleet_pki.hpp"
+#include "tls/inspect.hpp"
+
+namespace etcdagent::testing {
+namespace {
+
+std::size_t certCount(const std::string& pem) {
+  auto certs = tls::certificatesFromPem(pem);
+  return certs ? certs->size() : 0;
+}
+
+struct RotateCa : ::testing::Test {
+  RotateCa() {
+    for (int i = 1; i <= 3; ++i) hosts.push_back(&w.fleet.addHost(10 + i, "m" + std::to_string(i)));
+    w.fleet.formCluster("prod", hosts);
+    w.saveInventoryOf("prod", hosts);
+    auto made = tls::initFleetPki(w.inventoryPath());
+    if (!made) throw std::runtime_error(made.error().message);
+    old_ca = tls::spkiFingerprint(made->ca.cert);
+  }
+
+  Result<fleet::RotateCaReport> rotate(bool keep_old = false) {
+    return fleet::rotateCa(
+        w.env(), {.inventory = w.inventory(),
+                  .fleet_path = w.inventoryPath(),
+                  .dialer = [this](const fleet::AgentTls& tls) -> std::unique_ptr<fleet::AgentDialer> {
+                    dialled_with.push_back(tls);
+                    return std::make_unique<FakeAgents>(w.fleet);
+                  },
+                  .keep_old = keep_old});
+  }
+
+  tls::FleetPki pki() {
+    auto p = tls::loadFleetPki(w.inventoryPath());
+    if (!p) throw std::runtime_error(p.error().message);
+    return *p;
+  }
+
+  // The agents that got `call`, in order.
+  std::vector<std::string> callers(const std::string& call) {
+    std::vector<std::string> out;
+    for (const auto& c : w.fleet.calls()) {
+      if (c.ends_with(" " + call)) out.push_back(c.substr(0, c.find(' ')));
+    }
+    return out;
+  }
+
+  FleetWorld w;
+  std::vector<FakeHost*> hosts;
+  std::string old_ca;
+  std::vector<fleet::AgentTls> dialled_with;
+};
+
+TEST_F(RotateCa, TrustsBothThenReissuesThenTrustsTheNewCaAloneWithARestartPerTrustChange) {
+  auto r = rotate();
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_TRUE(r->finished);
+  EXPECT_TRUE(r->fleet_cert_renewed);
+  const auto now = pki();
+  EXPECT_EQ(tls::spkiFingerprint(now.ca.cert), r->new_ca);
+  EXPECT_NE(r->new_ca, old_ca);
+  ASSERT_EQ(now.trust.size(), 1U) << "the old CA is still in ca.crt";
+  EXPECT_TRUE(tls::verifyCertificate(now.ca.cert, now.fleet_cert, tls::Purpose::kClient,
+                                     std::chrono::system_clock::now()));
+  // Each step went followers first, the leader (m1) last.
+  const std::vector<std::string> order{"127.0.0.12:2378", "127.0.0.13:2378", "127.0.0.11:2378"};
+  auto twice = order;
+  twice.insert(twice.end(), order.begin(), order.end());
+  EXPECT_EQ(callers("installTrust"), twice);
+  EXPECT_EQ(callers("installCertificates"), order);
+  EXPECT_EQ(callers("stopMember"), twice);
+  EXPECT_EQ(callers("startMember"), twice);
+  for (auto* h : hosts) {
+    // Every member ends trusting the new CA alone, with certificates of it.
+    EXPECT_EQ(h->trust_pem, now.ca.cert.pem()) << h->member_name;
+    ASSERT_EQ(h->certs.size(), 4U);
+    auto api = tls::Certificate::fromPem(h->certs[0]);
+    ASSERT_TRUE(api);
+    EXPECT_TRUE(tls::verifyCertificate(now.ca.cert, *api, tls::Purpose::kServer,
+                                       std::chrono::system_clock::now()));
+  }
+  // etcd-fleet trusted both CAs while it distributed them, then presented its new certificate.
+  ASSERT_EQ(dialled_with.size(), 3U);
+  EXPECT_EQ(certCount(dialled_with[0].ca_pem), 2U);
+  EXPECT_EQ(dialled_with[2].cert_pem, now.fleet_cert.pem());
+  EXPECT_TRUE(w.progress.said("enrollment tokens made before pin the old CA"));
+  auto journal = fleet::loadRotationJournal(now.paths.dir + "/rotation.json");
+  ASSERT_TRUE(journal);
+  EXPECT_FALSE(*journal);
+}
+
+TEST_F(RotateCa, KeepOldStopsBeforeTheDropAndTheNextRunDropsTheOldCa) {
+  auto kept = rotate(true);
+  ASSERT_TRUE(kept) << kept.error().message;
+  EXPECT_FALSE(kept->finished);
+  EXPECT_EQ(pki().trust.size(), 2U);
+  for (auto* h : hosts) EXPECT_EQ(certCount(h->trust_pem), 2U) << h->member_name;
+  EXPECT_EQ(callers("installTrust").size(), 3U);
+  auto done = rotate();
+  ASSERT_TRUE(done) << done.error().message;
+  EXPECT_TRUE(done->resumed);
+  EXPECT_TRUE(done->finished);
+  EXPECT_EQ(done->new_ca, kept->new_ca);
+  EXPECT_EQ(pki().trust.size(), 1U);
+  for (auto* h : hosts) {
+    EXPECT_EQ(certCount(h->trust_pem), 1U);
+    EXPECT_EQ(h->rotations, 1) << "re-issued twice";
+  }
+}
+
+TEST_F(RotateCa, AStepStoppedAtAMemberIsFinishedByTheNextRun) {
+  w.fleet.failNext("installTrust@127.0.0.13:2378",
+                   {Errc::kUnavailable, "agent 127.0.0.13:2378: install trust: unreachable"});
+  auto r = rotate();
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("member m3 (127.0.0.13:2378)"), std::string::npos)
+      << r.error().message;
+  EXPECT_NE(r.error().message.find("1 of 3 members done (trust old and new CA)"),
+            std::string::npos)
+      << r.error().message;
+  EXPECT_NE(r.error().message.find("run `etcd-fleet ca rotate` again"), std::string::npos);
+  // Nothing signs with the new CA yet.
+  EXPECT_EQ(tls::spkiFingerprint(pki().ca.cert), old_ca);
+  EXPECT_EQ(callers("installCertificates").size(), 0U);
+  auto again = rotate();
+  ASSERT_TRUE(again) << again.error().message;
+  EXPECT_TRUE(again->resumed);
+  // m2 was not restarted again for the first trust step: twice in all, as the others.
+  for (const char* a : {"127.0.0.11:2378", "127.0.0.12:2378", "127.0.0.13:2378"}) {
+    EXPECT_EQ(w.fleet.count(std::string(a) + " stopMember"), 2U) << a;
+  }
+}
+
+TEST_F(RotateCa, IsRefusedWhileACertificateRotationIsUnfinished) {
+  ASSERT_TRUE(fleet::saveRotationJournal(pki().paths.dir + "/rotation.json",
+                                         {.kind = fleet::RotationKind::kCerts,
+                                          .step = fleet::RotationStep::kReissue,
+                                          .started_at = "2026-01-31T12:00:00Z",
+                                          .done = {"m2"}}));
+  auto r = rotate();
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("finish it with `etcd-fleet certs rotate` first"),
+            std::string::npos)
+      << r.error().message;
+  EXPECT_EQ(pki().trust.size(), 1U);
+}
+
+}  // namespace
+}  // namespace etcdagent::testing
