@@ -17,13 +17,31 @@
 namespace etcdagent::fleet {
 namespace {
 
-// One of the agent's four keys: its name in messages, its CSR and the certificate it gets.
+// One of the agent's four keys: its name in messages and the certificate it gets.
 struct KeyUse {
   std::string_view name;
-  const std::string* csr_pem;
   tls::Profile profile;
   bool server;  // carries SANs (a server certificate); the etcd client's carries none
 };
+
+constexpr std::array<KeyUse, 4> kKeyUses{{
+    {"api", tls::Profile::kPeer, true},
+    // serverAuth and clientAuth: with --client-cert-auth etcd 3.4's gRPC gateway dials its own
+    // client URL presenting this certificate.
+    {"etcd-server", tls::Profile::kPeer, true},
+    {"etcd-peer", tls::Profile::kPeer, true},
+    {"etcd-client", tls::Profile::kClient, false},
+}};
+
+std::unexpected<Error> refusal(const std::string& address, const std::string& why) {
+  return fail(Errc::kPermissionDenied, "agent " + address + " refused for enrollment: " + why);
+}
+
+std::string joinNames(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
 
 class Enrollment {
  public:
@@ -51,63 +69,8 @@ class Enrollment {
     if (!record) return fail(record.error().context("agent " + address_));
     if (auto r = checkProof(answer, *record, *nonce, *server_cert); !r) return fail(r.error());
 
-    const std::array<KeyUse, 4> uses{{
-        {"api", &answer.csrs().api(), tls::Profile::kPeer, true},
-        // serverAuth and clientAuth: with --client-cert-auth etcd 3.4's gRPC gateway dials its
-        // own client URL presenting this certificate.
-        {"etcd-server", &answer.csrs().etcd_server(), tls::Profile::kPeer, true},
-        {"etcd-peer", &answer.csrs().etcd_peer(), tls::Profile::kPeer, true},
-        {"etcd-client", &answer.csrs().etcd_client(), tls::Profile::kClient, false},
-    }};
-    std::vector<tls::Csr> csrs;
-    for (const auto& use : uses) {
-      auto csr = tls::Csr::parse(*use.csr_pem);
-      if (!csr) {
-        return refuse("its " + std::string(use.name) + " CSR is refused: " + csr.error().message);
-      }
-      csrs.push_back(std::move(*csr));
-    }
-    // The api key is the one that served this TLS session: the CSRs belong to the host that
-    // answered, not to one whose answer was relayed.
-    if (csrs[0].publicKeyDer() != server_cert->publicKeyDer()) {
-      return refuse(
-          "its api CSR is for another key than the one its TLS server certificate holds (the "
-          "CSRs are not from the agent this connection reached)");
-    }
-    if (answer.member_name().empty()) {
-      return refuse("it reports no member name (agent.toml's member.name)");
-    }
-    const std::string common_name = std::string(kAgentCommonNamePrefix) + answer.member_name();
-    for (std::size_t i = 0; i < uses.size(); ++i) {
-      if (csrs[i].commonName() != common_name) {
-        return refuse("its " + std::string(uses[i].name) + " CSR asks for the common name \"" +
-                      csrs[i].commonName() + "\", not \"" + common_name + "\"");
-      }
-    }
-
-    const std::string dialled = hostOfAddress(address_);
-    auto advertise = tls::canonicalName(answer.advertise_host());
-    auto dialled_canonical = tls::canonicalName(dialled);
-    if (!advertise || !dialled_canonical || *advertise != *dialled_canonical) {
-      return refuse("it advertises \"" + answer.advertise_host() + "\", not \"" + dialled +
-                    "\", the address it was dialled at: its certificates would name an address "
-                    "the fleet did not verify; enroll it at its advertise address (etcd-fleet "
-                    "enroll --hosts " +
-                    answer.advertise_host() + ")");
-    }
-    const auto allowed = allowedAgentSans(dialled, answer.hostname());
-    for (std::size_t i = 0; i < uses.size(); ++i) {
-      for (const auto& san : csrs[i].sans()) {
-        if (!uses[i].server) {
-          return refuse("its " + std::string(uses[i].name) + " CSR asks for the name \"" + san +
-                        "\": a client certificate carries none");
-        }
-        if (std::find(allowed.begin(), allowed.end(), san) == allowed.end()) {
-          return refuse("its " + std::string(uses[i].name) + " CSR asks for the name \"" + san +
-                        "\", which is not this host's (allowed: " + joinNames(allowed) + ")");
-        }
-      }
-    }
+    auto checked = checkEnrollAnswer(answer, address_, server_cert->publicKeyDer());
+    if (!checked) return fail(checked.error());
 
     v1::EnrollFinishRequest finish;
     finish.set_ca_cert_pem(env_.pki.ca.cert.pem());
@@ -118,21 +81,13 @@ class Enrollment {
         .address = address_, .member_name = answer.member_name(), .token_id = answer.token_id()};
     std::array<WallTime*, 4> not_after{&report.api_not_after, &report.etcd_server_not_after,
                                        &report.etcd_peer_not_after, &report.etcd_client_not_after};
-    for (std::size_t i = 0; i < uses.size(); ++i) {
-      auto cert =
-          tls::signCsr(env_.pki.ca, csrs[i],
-                       {.profile = uses[i].profile,
-                        .common_name = common_name,
-                        .allowed_sans = uses[i].server ? allowed : std::vector<std::string>{},
-                        .now = request_.now});
-      if (!cert) {
-        return fail(cert.error().context("agent " + address_ + ": signing its " +
-                                         std::string(uses[i].name) + " certificate"));
-      }
-      auto info = tls::inspectCertificate(*cert);
+    auto certs = signEnrollCsrs(env_.pki.ca, *checked, request_.now);
+    if (!certs) return fail(certs.error().context("agent " + address_));
+    for (std::size_t i = 0; i < certs->size(); ++i) {
+      auto info = tls::inspectCertificate((*certs)[i]);
       if (!info) return fail(info.error().context("agent " + address_));
       *not_after[i] = info->not_after;
-      *out[i] = cert->pem();
+      *out[i] = (*certs)[i].pem();
     }
     env_.progress.step("agent " + address_ + ": signed the certificates of member " +
                        answer.member_name() + " (token " + answer.token_id() + ")");
@@ -156,16 +111,6 @@ class Enrollment {
  private:
   FleetClientIdentity identity() const {
     return {.cert_pem = env_.pki.fleet_cert.pem(), .key_pem = env_.pki.fleet_key.pem()};
-  }
-
-  std::unexpected<Error> refuse(const std::string& why) const {
-    return fail(Errc::kPermissionDenied, "agent " + address_ + " refused for enrollment: " + why);
-  }
-
-  static std::string joinNames(const std::vector<std::string>& names) {
-    std::string out;
-    for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
-    return out;
   }
 
   Result<tls::Certificate> serverCertificate(const EnrollHello& hello) const {
@@ -219,9 +164,10 @@ class Enrollment {
                                 server_digest);
     if (!expected) return fail(expected.error().context("agent " + address_));
     if (!constantTimeEqual(*expected, answer.proof())) {
-      return refuse("its proof for token " + answer.token_id() +
-                    " does not match: the agent does not know the token's secret (or the "
-                    "connection was intercepted)");
+      return refusal(address_,
+                     "its proof for token " + answer.token_id() +
+                         " does not match: the agent does not know the token's secret (or the "
+                         "connection was intercepted)");
     }
     return {};
   }
@@ -255,6 +201,89 @@ std::vector<std::string> allowedAgentSans(const std::string& dialled_host,
   if (!reported_hostname.empty() && !tls::isIpAddress(reported_hostname)) add(reported_hostname);
   add("127.0.0.1");
   add("localhost");
+  return out;
+}
+
+Result<CheckedEnrollCsrs> checkEnrollAnswer(const v1::EnrollHelloResponse& answer,
+                                            const std::string& address,
+                                            std::string_view server_key_der) {
+  const auto& c = answer.csrs();
+  const std::array<const std::string*, 4> texts{&c.api(), &c.etcd_server(), &c.etcd_peer(),
+                                                &c.etcd_client()};
+  CheckedEnrollCsrs out;
+  for (std::size_t i = 0; i < kKeyUses.size(); ++i) {
+    auto csr = tls::Csr::parse(*texts[i]);
+    if (!csr) {
+      return refusal(address, "its " + std::string(kKeyUses[i].name) +
+                                  " CSR is refused: " + csr.error().message);
+    }
+    out.csrs.push_back(std::move(*csr));
+  }
+  // The api key is the one that served this TLS session: the CSRs belong to the host that
+  // answered, not to one whose answer was relayed.
+  if (out.csrs[0].publicKeyDer() != server_key_der) {
+    return refusal(address,
+                   "its api CSR is for another key than the one its TLS server certificate holds "
+                   "(the CSRs are not from the agent this connection reached)");
+  }
+  if (answer.member_name().empty()) {
+    return refusal(address, "it reports no member name (agent.toml's member.name)");
+  }
+  out.common_name = std::string(kAgentCommonNamePrefix) + answer.member_name();
+  for (std::size_t i = 0; i < kKeyUses.size(); ++i) {
+    if (out.csrs[i].commonName() != out.common_name) {
+      return refusal(address, "its " + std::string(kKeyUses[i].name) +
+                                  " CSR asks for the common name \"" + out.csrs[i].commonName() +
+                                  "\", not \"" + out.common_name + "\"");
+    }
+  }
+
+  const std::string dialled = hostOfAddress(address);
+  auto advertise = tls::canonicalName(answer.advertise_host());
+  auto dialled_canonical = tls::canonicalName(dialled);
+  if (!advertise || !dialled_canonical || *advertise != *dialled_canonical) {
+    return refusal(address, "it advertises \"" + answer.advertise_host() + "\", not \"" + dialled +
+                                "\", the address it was dialled at: its certificates would name "
+                                "an address the fleet did not verify; enroll it at its advertise "
+                                "address (etcd-fleet enroll --hosts " +
+                                answer.advertise_host() + ")");
+  }
+  out.allowed_sans = allowedAgentSans(dialled, answer.hostname());
+  for (std::size_t i = 0; i < kKeyUses.size(); ++i) {
+    const std::string use(kKeyUses[i].name);
+    for (const auto& san : out.csrs[i].sans()) {
+      if (!kKeyUses[i].server) {
+        return refusal(address, "its " + use + " CSR asks for the name \"" + san +
+                                    "\": a client certificate carries none");
+      }
+      if (std::find(out.allowed_sans.begin(), out.allowed_sans.end(), san) ==
+          out.allowed_sans.end()) {
+        return refusal(address, "its " + use + " CSR asks for the name \"" + san +
+                                    "\", which is not this host's (allowed: " +
+                                    joinNames(out.allowed_sans) + ")");
+      }
+    }
+  }
+  return out;
+}
+
+Result<std::vector<tls::Certificate>> signEnrollCsrs(const tls::Ca& ca,
+                                                     const CheckedEnrollCsrs& checked,
+                                                     WallTime now) {
+  std::vector<tls::Certificate> out;
+  for (std::size_t i = 0; i < kKeyUses.size() && i < checked.csrs.size(); ++i) {
+    auto cert = tls::signCsr(
+        ca, checked.csrs[i],
+        {.profile = kKeyUses[i].profile,
+         .common_name = checked.common_name,
+         .allowed_sans = kKeyUses[i].server ? checked.allowed_sans : std::vector<std::string>{},
+         .now = now});
+    if (!cert) {
+      return fail(
+          cert.error().context("signing its " + std::string(kKeyUses[i].name) + " certificate"));
+    }
+    out.push_back(std::move(*cert));
+  }
   return out;
 }
 

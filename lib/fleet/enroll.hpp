@@ -9,6 +9,7 @@
 #include <chrono>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/duration.hpp"
@@ -18,6 +19,7 @@
 #include "fleet/env.hpp"
 #include "fleet/progress.hpp"
 #include "fleet/token_store.hpp"
+#include "tls/csr.hpp"
 #include "tls/fleet_pki.hpp"
 
 namespace etcdagent::fleet {
@@ -110,6 +112,32 @@ std::vector<Result<EnrollReport>> enrollAgents(const EnrollEnv& env,
 // failures joined, each naming its agent, with the code of the first.
 Result<void> enrollNewAgents(const Env& env, const std::vector<std::string>& agents,
                              Duration timeout);
+
+// The CSRs of an agent's Hello answer as the fleet accepts them, in the order api, etcd-server,
+// etcd-peer, etcd-client, with what their certificates may say.
+struct CheckedEnrollCsrs {
+  std::vector<tls::Csr> csrs;
+  std::string common_name;                // "etcd-agent:<member name>"
+  std::vector<std::string> allowed_sans;  // of the server certificates (allowedAgentSans)
+};
+
+// What an agent dialled at `address` (HOST:PORT) may have signed (step 6 after the token and the
+// proof): every CSR parses and its signature verifies, the api CSR is for `server_key_der` (the
+// DER SubjectPublicKeyInfo of the TLS server certificate its handshake showed), the member name is
+// not empty and every CSR's common name is "etcd-agent:<member name>", the advertise host is the
+// host dialled, the server CSRs ask only for allowedAgentSans and the etcd-client CSR for no
+// name. The first refusal is kPermissionDenied "agent ADDRESS refused for enrollment: ...",
+// naming the CSR and what it asked for. Pure: the answer comes from the network, unchecked.
+Result<CheckedEnrollCsrs> checkEnrollAnswer(const v1::EnrollHelloResponse& answer,
+                                            const std::string& address,
+                                            std::string_view server_key_der);
+
+// The four certificates for `checked`, in its order, signed by `ca` from `now` (tls::signCsr): the
+// api, etcd-server and etcd-peer ones for serverAuth and clientAuth with the allowed names, the
+// etcd-client one for clientAuth without names; all with the common name checked.
+Result<std::vector<tls::Certificate>> signEnrollCsrs(const tls::Ca& ca,
+                                                     const CheckedEnrollCsrs& checked,
+                                                     WallTime now);
 
 // The host part of "HOST:PORT" or "[V6]:PORT" ("::1" for "[::1]:2378"). Pure.
 std::string hostOfAddress(const std::string& address);
