@@ -68,4 +68,12 @@ Result<FleetPkiStatus> fleetPkiStatus(
     const std::string& inventory_path,
     std::chrono::system_clock::time_point now = std::chrono::system_clock::now());
 
+// Why agents and etcd would refuse pki/fleet.crt at `now` ("<path>: the certificate CN=etcd-fleet
+// expired on ..."): it does not verify under the CA for clientAuth. "" when it does. A server
+// refuses a client certificate by ending the handshake, telling the client nothing: this is what
+// etcd-fleet can say instead. The second form reads ca.crt and fleet.crt ("" when it cannot: the
+// commands that load them say why).
+std::string fleetCertProblem(const FleetPki& pki, std::chrono::system_clock::time_point now);
+std::string fleetCertProblem(const FleetPkiPaths& paths, std::chrono::system_clock::time_point now);
+
 }  // namespace etcdagent::tls
