@@ -2,8 +2,13 @@
 # protobuf code and tests included) and every link. UB aborts instead of printing and carrying on,
 # so it fails the process. Debian's gRPC/protobuf/abseil archives are not instrumented; they link
 # as they are (statically, as in the product: ETCD_AGENT_STATIC_GRPC stays ON).
-set(ETCD_AGENT_SANITIZER_FLAGS -fsanitize=address,undefined -fno-omit-frame-pointer
-                               -fno-sanitize-recover=undefined)
+# Without -fsanitize=vptr: to check an object's dynamic type the UBSan runtime tests that its vtable
+# is readable by writing it into a pipe(2), which fails with EMFILE when the process is out of
+# descriptors; it then reports a valid object as having an "invalid vptr". The agent meets exactly
+# that state on purpose (AgentEdges.TheApiAnswersAgainAfterDescriptorExhaustion), and the report
+# aborted the agent there. ASan still catches calls through freed or overflowed objects.
+set(ETCD_AGENT_SANITIZER_FLAGS -fsanitize=address,undefined -fno-sanitize=vptr
+                               -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
 add_compile_options(${ETCD_AGENT_SANITIZER_FLAGS})
 add_link_options(${ETCD_AGENT_SANITIZER_FLAGS})
 # After the build type's -O2 -g, so they win: -O1 -g1 (line tables) halves the compile time of an

@@ -122,7 +122,8 @@ Result<GlobalOptions> globalOptions(const FlagSet& f,
                .cert_file = pki.fleet_cert,
                .key_file = pki.fleet_key,
                .insecure_skip_verify = c.tls.insecure_skip_verify,
-               .only_for_https = true};
+               .only_for_https = true,
+               .cert_problem = tls::fleetCertProblem(pki, std::chrono::system_clock::now())};
     }
   }
   c.insecure_transport = f.getBool("insecure-transport");

@@ -21,8 +21,12 @@ std::string quoted(const std::string& s) {
 }  // namespace
 
 AgentClient::AgentClient(std::string address, std::shared_ptr<grpc::Channel> channel,
-                         Duration timeout, bool tls)
-    : address_(std::move(address)), channel_(std::move(channel)), timeout_(timeout), tls_(tls) {}
+                         Duration timeout, bool tls, std::string cert_problem)
+    : address_(std::move(address)),
+      channel_(std::move(channel)),
+      timeout_(timeout),
+      tls_(tls),
+      cert_problem_(std::move(cert_problem)) {}
 
 Result<AgentClient> AgentClient::connect(const std::string& address, Duration timeout,
                                          const std::optional<fleet::AgentTls>& tls) {
@@ -50,13 +54,15 @@ Result<AgentClient> AgentClient::connect(const std::string& address, Duration ti
   options.pem_cert_chain = tls->cert_pem;
   options.pem_private_key = tls->key_pem;
   return AgentClient(ep->original, grpc::CreateChannel(ep->target, grpc::SslCredentials(options)),
-                     timeout, true);
+                     timeout, true, tls->cert_problem);
 }
 
 Error AgentClient::callError(const grpc::Status& s, const std::string& prefix,
                              const std::string& late) const {
   if (tls_) {
-    if (auto refused = mutualTlsRefusal(s, address_)) return *refused;
+    if (auto refused = mutualTlsRefusal(s, address_, cert_problem_)) return *refused;
+  } else if (!address_.starts_with(kUnixPrefix)) {
+    if (auto refused = plaintextRefusal(s, address_)) return *refused;
   }
   return agentCallError(s, prefix, late);
 }

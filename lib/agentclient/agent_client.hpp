@@ -66,7 +66,7 @@ class AgentClient final : public fleet::AgentApi {
 
  private:
   AgentClient(std::string address, std::shared_ptr<grpc::Channel> channel, Duration timeout,
-              bool tls);
+              bool tls, std::string cert_problem = "");
   [[nodiscard]] Error callError(const grpc::Status& s, const std::string& prefix,
                                 const std::string& late) const;
   template <class Req, class Resp, class Fn>
@@ -76,6 +76,7 @@ class AgentClient final : public fleet::AgentApi {
   std::shared_ptr<grpc::Channel> channel_;
   Duration timeout_;
   bool tls_ = false;
+  std::string cert_problem_;  // fleet::AgentTls::cert_problem
 };
 
 // Dials AgentClients: plaintext gRPC, or mutual TLS with `tls`.

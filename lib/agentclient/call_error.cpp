@@ -42,7 +42,8 @@ TlsFailure tlsFailureOf(const grpc::Status& s) {
   return TlsFailure::kNone;
 }
 
-std::optional<Error> mutualTlsRefusal(const grpc::Status& s, const std::string& address) {
+std::optional<Error> mutualTlsRefusal(const grpc::Status& s, const std::string& address,
+                                      const std::string& cert_problem) {
   const std::string& m = s.error_message();
   const std::string agent = "agent " + address;
   switch (tlsFailureOf(s)) {
@@ -69,12 +70,27 @@ std::optional<Error> mutualTlsRefusal(const grpc::Status& s, const std::string& 
                        m + ")"};
     case TlsFailure::kHandshake:
     case TlsFailure::kClosed:
+      if (!cert_problem.empty()) {
+        return Error{Errc::kFailedPrecondition,
+                     agent + " refused etcd-fleet's client certificate in the TLS handshake: " +
+                         cert_problem + " (" + m + ")"};
+      }
       return Error{Errc::kUnavailable,
                    agent + " ended the TLS handshake (" + m +
                        "): an agent enrolled in another fleet refuses pki/fleet.crt; otherwise "
                        "check that etcd-agent runs there (systemctl status etcd-agent)"};
   }
   return std::nullopt;
+}
+
+std::optional<Error> plaintextRefusal(const grpc::Status& s, const std::string& address) {
+  if (tlsFailureOf(s) != TlsFailure::kClosed) return std::nullopt;
+  return Error{Errc::kUnavailable,
+               "agent " + address + " closed the plaintext connection (" + s.error_message() +
+                   "): an agent that is enrolled, or waits for enrollment, speaks TLS only, and "
+                   "this fleet has no CA (pki/ca.crt beside the inventory) to dial it with: run "
+                   "etcd-fleet with --fleet of the fleet that holds its CA (or enroll the host); "
+                   "otherwise check that etcd-agent runs there (systemctl status etcd-agent)"};
 }
 
 }  // namespace etcdagent

@@ -28,7 +28,14 @@ TlsFailure tlsFailureOf(const grpc::Status& s);
 // Why a mutual-TLS call to the agent at `address` failed in the handshake, as the operator can
 // act on it: the agent speaks plaintext, its certificate is not of this fleet's CA (waiting for
 // enrollment, or another fleet's), it does not name the address dialled, or it refused
-// pki/fleet.crt. nullopt when `s` is not such a failure.
-std::optional<Error> mutualTlsRefusal(const grpc::Status& s, const std::string& address);
+// pki/fleet.crt: for the reason `cert_problem` gives (AgentTls::cert_problem) when there is one.
+// nullopt when `s` is not such a failure.
+std::optional<Error> mutualTlsRefusal(const grpc::Status& s, const std::string& address,
+                                      const std::string& cert_problem = "");
+
+// Why a plaintext call to the agent at the network address `address` was cut off: an agent that
+// is enrolled, or waits for enrollment, serves TLS only and closes a plaintext connection (the
+// fleet has no CA to dial it with). nullopt when `s` is not such a failure.
+std::optional<Error> plaintextRefusal(const grpc::Status& s, const std::string& address);
 
 }  // namespace etcdagent

@@ -195,11 +195,19 @@ Result<std::size_t> Client::pick(Clock::time_point deadline) {
   }
   bool all_failed = true;
   for (bool f : failed) all_failed = all_failed && f;
-  return fail(Errc::kUnavailable,
-              std::string(all_failed ? "cannot connect to " : "no connection to ") + names +
-                  " within " + formatDuration(config_.dial_timeout) + " (--dial-timeout)" +
-                  (all_failed ? ": connection refused or host unreachable" : ": no answer") +
-                  "; check that etcd runs there and that --endpoints is right");
+  // The client certificate counts only where it is presented.
+  const bool presented =
+      !config_.tls.only_for_https ||
+      std::any_of(endpoints_.begin(), endpoints_.end(), [](const Endpoint& e) { return e.tls; });
+  return fail(
+      Errc::kUnavailable,
+      std::string(all_failed ? "cannot connect to " : "no connection to ") + names + " within " +
+          formatDuration(config_.dial_timeout) + " (--dial-timeout)" +
+          (all_failed ? ": connection refused or host unreachable" : ": no answer") +
+          "; check that etcd runs there and that --endpoints is right" +
+          (config_.tls.cert_problem.empty() || !presented
+               ? ""
+               : "; the client certificate is likely refused: " + config_.tls.cert_problem));
 }
 
 Result<Client::Connection> Client::connect() {

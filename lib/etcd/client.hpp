@@ -42,6 +42,10 @@ struct TlsConfig {
   // The files are the fleet's own (etcd-fleet in a fleet with a CA), not the operator's flags:
   // used only for https:// endpoints, while http:// ones stay plaintext.
   bool only_for_https = false;
+  // Why a server would refuse cert_file, when the caller could tell (the fleet's own certificate
+  // has expired or is not of its CA): named when no endpoint can be reached, since a TLS server
+  // refusing a client certificate looks like one refusing the connection.
+  std::string cert_problem;
 
   [[nodiscard]] bool any() const {
     return !ca_file.empty() || !cert_file.empty() || !key_file.empty();

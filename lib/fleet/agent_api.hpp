@@ -66,6 +66,10 @@ struct AgentTls {
   std::string ca_pem;
   std::string cert_pem;
   std::string key_pem;
+  // Why agents would refuse cert_pem in the handshake, when etcd-fleet can tell from its own
+  // files ("<path>: the certificate CN=etcd-fleet expired on ..."); "" when it verifies under
+  // ca_pem. An agent refuses a client certificate by closing the connection, telling nothing.
+  std::string cert_problem;
 };
 
 class AgentDialer {

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/duration.hpp"
@@ -19,6 +20,7 @@
 #include "fleet/env.hpp"
 #include "fleet/progress.hpp"
 #include "fleet/token_store.hpp"
+#include "tls/csr.hpp"
 #include "tls/fleet_pki.hpp"
 
 namespace etcdagent::fleet {

@@ -18,9 +18,11 @@ Result<std::optional<tls::FleetPki>> fleetPkiIfAny(const std::string& inventory_
   return std::optional<tls::FleetPki>(std::move(*pki));
 }
 
-AgentTls agentTls(const tls::FleetPki& pki) {
-  return {
-      .ca_pem = pki.trustPem(), .cert_pem = pki.fleet_cert.pem(), .key_pem = pki.fleet_key.pem()};
+AgentTls agentTls(const tls::FleetPki& pki, std::chrono::system_clock::time_point now) {
+  return {.ca_pem = pki.trustPem(),
+          .cert_pem = pki.fleet_cert.pem(),
+          .key_pem = pki.fleet_key.pem(),
+          .cert_problem = tls::fleetCertProblem(pki, now)};
 }
 
 }  // namespace etcdagent::fleet

@@ -7,6 +7,7 @@
 // or with a certificate of another CA, is refused with what to do. A fleet without a CA talks
 // plaintext, which an agent serves only on loopback (docs/security.md).
 
+#include <chrono>
 #include <optional>
 #include <string>
 
@@ -20,7 +21,9 @@ namespace etcdagent::fleet {
 // (a missing or mismatched file) is an error naming the file: never a silent plaintext fleet.
 Result<std::optional<tls::FleetPki>> fleetPkiIfAny(const std::string& inventory_path);
 
-// What the agent client presents and trusts for `pki`.
-AgentTls agentTls(const tls::FleetPki& pki);
+// What the agent client presents and trusts for `pki`; cert_problem says why pki/fleet.crt does
+// not verify under the CA at `now` (expired, not yet valid, another CA's, not for clientAuth).
+AgentTls agentTls(const tls::FleetPki& pki,
+                  std::chrono::system_clock::time_point now = std::chrono::system_clock::now());
 
 }  // namespace etcdagent::fleet

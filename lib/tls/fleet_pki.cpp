@@ -259,4 +259,18 @@ Result<void> dropOtherCas(const FleetPki& pki) {
   return writeFileAtomic(pki.paths.ca_cert, pki.ca.cert.pem(), kCertFileMode);
 }
 
+std::string fleetCertProblem(const FleetPki& pki, std::chrono::system_clock::time_point now) {
+  auto ok = verifyCertificate(pki.ca.cert, pki.fleet_cert, Purpose::kClient, now);
+  return ok ? "" : pki.paths.fleet_cert + ": " + ok.error().message;
+}
+
+std::string fleetCertProblem(const FleetPkiPaths& paths,
+                             std::chrono::system_clock::time_point now) {
+  auto ca = Certificate::load(paths.ca_cert);
+  auto fleet = Certificate::load(paths.fleet_cert);
+  if (!ca || !fleet) return "";
+  auto ok = verifyCertificate(*ca, *fleet, Purpose::kClient, now);
+  return ok ? "" : paths.fleet_cert + ": " + ok.error().message;
+}
+
 }  // namespace etcdagent::tls

@@ -112,5 +112,12 @@ Result<void> switchToNextCa(const FleetPkiPaths& paths);
 
 // Ends a rotation: ca.crt holds the signing CA alone.
 Result<void> dropOtherCas(const FleetPki& pki);
+// Why agents and etcd would refuse pki/fleet.crt at `now` ("<path>: the certificate CN=etcd-fleet
+// expired on ..."): it does not verify under the CA for clientAuth. "" when it does. A server
+// refuses a client certificate by ending the handshake, telling the client nothing: this is what
+// etcd-fleet can say instead. The second form reads ca.crt and fleet.crt ("" when it cannot: the
+// commands that load them say why).
+std::string fleetCertProblem(const FleetPki& pki, std::chrono::system_clock::time_point now);
+std::string fleetCertProblem(const FleetPkiPaths& paths, std::chrono::system_clock::time_point now);
 
 }  // namespace etcdagent::tls

@@ -186,10 +186,14 @@ TEST_F(DiscoveryRelayTest, BootstrapModeDiscoveryOfEnrolledAgentsFormsATlsCluste
                 HasSubstr("--discovery=http://" + coordinator + "/" + token +
                           " --discovery-proxy=http://" + agent->httpAddress() + " "))
         << agent->options().name;
-    auto s = socketStatus(*agent);
+    // bootstrap returns once etcd answers as a cluster; each agent says so after its next probe.
+    std::optional<v1::AgentStatus> s;
+    EXPECT_TRUE(eventually([&] {
+      s = socketStatus(*agent);
+      return s && s->healthy();
+    })) << (s ? s->DebugString() : "no status");
     ASSERT_TRUE(s);
     EXPECT_EQ(s->plan_mode(), v1::PLAN_MODE_DISCOVERY);
-    EXPECT_TRUE(s->healthy()) << s->DebugString();
   }
   // A TLS cluster: https peers, served to the fleet's certificate.
   auto members = etcdFleet({"member", "list"});
