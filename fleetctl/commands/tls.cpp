@@ -35,8 +35,8 @@ CommandResult runTlsEnable(Context& ctx) {
   if (!flow) return commandError(flow.error());
   const std::string token = inventory->cluster_token;
   auto done = enableTls((*flow)->env(), {.inventory = std::move(*inventory),
-                                          .fleet_ca = pki->has_value(),
-                                          .member_timeout = ctx.flags().getDuration("timeout")});
+                                         .fleet_ca = pki->has_value(),
+                                         .member_timeout = ctx.flags().getDuration("timeout")});
   if (!done) return flowError(done.error());
   if (done->already_tls) {
     ctx.out() << "cluster \"" << token

@@ -1,6 +1,7 @@
 // libFuzzer entry point: an agent's answer to the fleet's Enroll.Hello as it arrives from the
 // network (the same claim PrepareRotation answers with), checked by the fleet (lib/fleet/
-// agent_certs: checkAgentCsrs, then signAgentCsrs) for an agent dialled at 127.0.0.11:2378. The bytes are
+// agent_certs: checkAgentCsrs, then signAgentCsrs) for an agent dialled at 127.0.0.11:2378. The
+// bytes are
 //   FLAGS member_name SEP advertise_host SEP hostname SEP api SEP etcd_server SEP etcd_peer SEP
 //   etcd_client                                                  (SEP = "\n%%\n")
 // FLAGS bit 0: the four CSR fields are DER, PEM-wrapped here (so mutations reach the ASN.1, not

@@ -5,8 +5,8 @@
 
 #include <gtest/gtest.h>
 
-#include <boost/asio/executor_work_guard.hpp>
 #include <algorithm>
+#include <boost/asio/executor_work_guard.hpp>
 #include <condition_variable>
 #include <memory>
 #include <mutex>

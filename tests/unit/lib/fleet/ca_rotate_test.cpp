@@ -33,13 +33,14 @@ struct RotateCa : ::testing::Test {
 
   Result<fleet::RotateCaReport> rotate(bool keep_old = false) {
     return fleet::rotateCa(
-        w.env(), {.inventory = w.inventory(),
-                  .fleet_path = w.inventoryPath(),
-                  .dialer = [this](const fleet::AgentTls& tls) -> std::unique_ptr<fleet::AgentDialer> {
-                    dialled_with.push_back(tls);
-                    return std::make_unique<FakeAgents>(w.fleet);
-                  },
-                  .keep_old = keep_old});
+        w.env(),
+        {.inventory = w.inventory(),
+         .fleet_path = w.inventoryPath(),
+         .dialer = [this](const fleet::AgentTls& tls) -> std::unique_ptr<fleet::AgentDialer> {
+           dialled_with.push_back(tls);
+           return std::make_unique<FakeAgents>(w.fleet);
+         },
+         .keep_old = keep_old});
   }
 
   tls::FleetPki pki() {
@@ -127,8 +128,7 @@ TEST_F(RotateCa, AStepStoppedAtAMemberIsFinishedByTheNextRun) {
   ASSERT_FALSE(r);
   EXPECT_NE(r.error().message.find("member m3 (127.0.0.13:2378)"), std::string::npos)
       << r.error().message;
-  EXPECT_NE(r.error().message.find("1 of 3 members done (trust old and new CA)"),
-            std::string::npos)
+  EXPECT_NE(r.error().message.find("1 of 3 members done (trust old and new CA)"), std::string::npos)
       << r.error().message;
   EXPECT_NE(r.error().message.find("run `etcd-fleet ca rotate` again"), std::string::npos);
   // Nothing signs with the new CA yet.
