@@ -104,19 +104,22 @@ std::vector<std::string> certificateWarnings(const std::vector<StatusRow>& rows,
   std::vector<std::string> out;
   for (const auto& r : rows) {
     if (auto note = tls::expiryNote(r.certificates, now); !note.empty()) {
-      out.push_back("the agent of " + r.name + " on " + r.host + ": " + note);
+      out.push_back("the agent of " + r.name + " on " + r.host + ": " + note +
+                    " (etcd-fleet certs rotate renews the members' certificates)");
     }
   }
   if (!fleet) return out;
   if (tls::expiresSoon(fleet->ca_not_after, now)) {
     out.push_back("the fleet CA (" + fleet->ca_path + ") " +
                   tls::expiryText(fleet->ca_not_after, now) +
-                  ": every certificate of the fleet ends with it");
+                  ": every certificate of the fleet ends with it; replace it with etcd-fleet ca "
+                  "rotate");
   }
   if (tls::expiresSoon(fleet->fleet_not_after, now)) {
     out.push_back("etcd-fleet's own certificate (" + fleet->fleet_path + ") " +
                   tls::expiryText(fleet->fleet_not_after, now) +
-                  ": without it etcd-fleet cannot reach the agents or etcd");
+                  ": without it etcd-fleet cannot reach the agents or etcd; renew it with "
+                  "etcd-fleet certs rotate --fleet-cert");
   }
   return out;
 }

@@ -115,7 +115,8 @@ TEST(CertificateWarnings, NameEachMemberAndTheFleetsOwnCertificatesWithinThirtyD
                                      .fleet_not_after = kNow + days(300)};
   EXPECT_EQ(fleet::certificateWarnings({soon, fine, plain}, pki, kNow),
             (std::vector<std::string>{
-                "the agent of m1 on 127.0.0.11: certificate etcd-peer expires in 12 days"}));
+                "the agent of m1 on 127.0.0.11: certificate etcd-peer expires in 12 days "
+                "(etcd-fleet certs rotate renews the members' certificates)"}));
   EXPECT_TRUE(fleet::certificateWarnings({fine, plain}, std::nullopt, kNow).empty());
 
   auto ending = pki;
@@ -124,9 +125,10 @@ TEST(CertificateWarnings, NameEachMemberAndTheFleetsOwnCertificatesWithinThirtyD
   EXPECT_EQ(fleet::certificateWarnings({plain}, ending, kNow),
             (std::vector<std::string>{
                 "the fleet CA (/op/pki/ca.crt) expires in 20 days: every certificate of the "
-                "fleet ends with it",
+                "fleet ends with it; replace it with etcd-fleet ca rotate",
                 "etcd-fleet's own certificate (/op/pki/fleet.crt) expired on "
-                "2030-05-31T00:00:00Z: without it etcd-fleet cannot reach the agents or etcd"}));
+                "2030-05-31T00:00:00Z: without it etcd-fleet cannot reach the agents or etcd; "
+                "renew it with etcd-fleet certs rotate --fleet-cert"}));
 }
 
 TEST(FleetStatus, WarnsOfTheFleetsCertificatesAtTheTimeItIsGiven) {
