@@ -3,6 +3,7 @@
 #include <future>
 
 #include "fleet/fan_out.hpp"
+#include "fleet/tls_enable_journal.hpp"
 
 namespace etcdagent::fleet {
 namespace {
@@ -147,6 +148,17 @@ std::vector<StatusRow> fleetStatus(const Env& env, const StatusRequest& request)
       env.progress.warning("the agent of " + r.name + " on " + r.host +
                            " is unreachable: " + r.error);
     }
+  }
+  // An unfinished `tls enable` leaves members on two schemes and holds membership changes: say so,
+  // and what finishes it.
+  if (!inv.tls.empty()) {
+    auto journal = tlsJournalFromMap(inv.tls, inv.path);
+    env.progress.warning(
+        journal
+            ? "a tls enable is unfinished (" + describeTlsJournal(*journal, inv.members.size()) +
+                  "): run etcd-fleet tls enable to finish it; member add, remove and replace "
+                  "wait until then"
+            : journal.error().message);
   }
   for (const auto& line : certificateWarnings(rows, request.pki, request.now)) {
     env.progress.warning(line);

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "fleet/tls_enable_journal.hpp"
 #include "tests/mocks/fleet_world.hpp"
 
 namespace etcdagent::testing {
@@ -150,4 +151,25 @@ TEST(FleetStatus, WarnsOfTheFleetsCertificatesAtTheTimeItIsGiven) {
 }
 
 }  // namespace
+TEST(FleetStatus, SaysThatATlsEnableIsUnfinishedAndWhatFinishesIt) {
+  FleetWorld w;
+  std::vector<FakeHost*> hosts{&w.fleet.addHost(11, "m1"), &w.fleet.addHost(12, "m2"),
+                               &w.fleet.addHost(13, "m3")};
+  w.fleet.formCluster("prod", hosts);
+  auto inv = w.saveInventoryOf("prod", hosts);
+  (void)fleet::fleetStatus(w.env(), {.inventory = inv});
+  EXPECT_TRUE(w.progress.warnings.empty()) << w.progress.warnings[0];
+
+  fleet::TlsJournal journal{.phase = fleet::TlsPhase::kPeerReady, .done = {"m2"}};
+  inv.tls = fleet::tlsJournalToMap(journal);
+  (void)fleet::fleetStatus(w.env(), {.inventory = inv});
+  ASSERT_EQ(w.progress.warnings.size(), 1u);
+  EXPECT_EQ(w.progress.warnings[0],
+            "a tls enable is unfinished (" + fleet::describeTlsJournal(journal, 3) +
+                "): run etcd-fleet tls enable to finish it; member add, remove and replace wait "
+                "until then");
+  EXPECT_NE(w.progress.warnings[0].find("stopped after step 2/8"), std::string::npos)
+      << w.progress.warnings[0];
+}
+
 }  // namespace etcdagent::testing
