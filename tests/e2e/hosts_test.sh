@@ -6,15 +6,17 @@
 # with an agent.toml that names only the member and its address; the fleet CA and an enrollment
 # token; then from the operator's namespace `etcd-fleet bootstrap --hosts 192.0.2.1,192.0.2.2,
 # 192.0.2.3` (TLS by default: plaintext and certless clients refused), `systemctl status`,
-# put/get through the inventory, power loss of m2 and `etcd-fleet member replace m2 --with
-# 192.0.2.4`, m2 booting again, and `systemd-analyze security`. Nothing outside the namespaces
-# ever talks to 192.0.2.x.
+# put/get through the inventory, `etcd-fleet certs rotate` while a client writes (no write may
+# fail; every member serves new certificates for new keys, etcd not restarted), power loss of m2
+# and `etcd-fleet member replace m2 --with 192.0.2.4`, m2 booting again, and `systemd-analyze
+# security`. Nothing outside the namespaces ever talks to 192.0.2.x.
 #
 # Usage (as root): hosts_test.sh BUILD_DIR. Exit 77 (skipped) without root, systemd-nspawn or
 # network namespaces. Every wait is bounded; every host is torn down by its recorded PIDs on exit,
 # also on failure, and the namespaces are deleted. Environment: E2E_PACKAGE_SCRIPT (default
 # scripts/package.sh BUILD_DIR OUT_DIR). Lines starting with FINDING: report behaviour that works
-# but should be better; EXPOSURE: is systemd-analyze's score of the shipped unit.
+# but should be better; EXPOSURE: is systemd-analyze's score of the shipped unit; ROTATE: the
+# certificate rotation's duration and write counts.
 set -eEuo pipefail
 
 BUILD=$(cd "${1:?usage: hosts_test.sh BUILD_DIR}" && pwd)
@@ -54,6 +56,9 @@ step() {
 die() {
   printf 'FAILED: %s\n' "$*" >&2
   trap - ERR
+  writes_stop
+  [ ! -s "$HOSTS_DIR/writes.log" ] ||
+    grep -m 10 '^failed ' "$HOSTS_DIR/writes.log" | sed 's/^/writes| /' >&2 || true
   # What the agents said last, from every host still up.
   local name
   for name in "${NAMES[@]}"; do
@@ -75,8 +80,11 @@ show() {
 # XDG_CONFIG_HOME puts the operator's default inventory (~/.config/etcd-fleet/fleet.toml) in the
 # test's temp dir, so the commands below are the literal ones of the issue (no --fleet, no
 # --endpoints) and the machine's real ~/.config is never touched.
+# With FLEET_TIMEOUT=SECONDS set, timeout(1) ends a call that is still running after that long.
 fleet() {
-  netns_run op env -u ETCDCTL_ENDPOINTS -u ETCD_FLEET_ENDPOINTS \
+  local limit=()
+  [ -z "${FLEET_TIMEOUT:-}" ] || limit=(timeout -k 5 "$FLEET_TIMEOUT")
+  netns_run op "${limit[@]}" env -u ETCDCTL_ENDPOINTS -u ETCD_FLEET_ENDPOINTS \
     XDG_CONFIG_HOME="$HOSTS_DIR/operator" "$FLEET" "$@"
 }
 # A TCP connection from the operator's namespace to ADDR:PORT.
@@ -102,6 +110,68 @@ status_names_role() {
 }
 # Voting members as etcd reports them, "name" per line, sorted.
 voters() { fleet member list | awk -F', ' '$6 == "false" { print $3 }' | sort | paste -sd,; }
+# The PID of the etcd that the agent of host NAME runs (its child).
+etcd_pid_of() {
+  local agent
+  agent=$(host_run "$1" systemctl show -p MainPID --value etcd-agent) &&
+    host_run "$1" pgrep -P "$agent" -x etcd
+}
+# The certificate served on ADDR:PORT to the operator's namespace (openssl s_client with
+# etcd-fleet's own certificate, verified against the fleet CA): "serial=HEX key=SHA256" (the
+# digest of its public key). Fails when no certificate came.
+served_cert() {
+  local pki=$HOSTS_DIR/operator/etcd-fleet/pki pem
+  pem=$(netns_run op timeout 20 openssl s_client -connect "$1" -CAfile "$pki/ca.crt" \
+    -cert "$pki/fleet.crt" -key "$pki/fleet.key" -verify_return_error </dev/null 2>/dev/null |
+    sed -n '/-----BEGIN CERTIFICATE-----/,/-----END CERTIFICATE-----/p' || true)
+  [ -n "$pem" ] || return 1
+  printf '%s key=%s\n' "$(openssl x509 -noout -serial <<<"$pem")" \
+    "$(openssl x509 -noout -pubkey <<<"$pem" | sha256sum | cut -d' ' -f1)"
+}
+
+# The client of the certificate rotation (step 3), in the background: `etcd-fleet put
+# rotate/NNNNN vN` from the operator's namespace through the inventory, a process (so a TLS
+# handshake) per write, never retried: a write that fails is final and counted. Bounded: at most
+# WRITES_MAX writes in WRITES_SECONDS seconds, each ended by its --dial-timeout/--command-timeout
+# or else killed after 20 s; it stops between two writes once writes.stop exists or the work dir
+# is gone (the teardown). One line per write in writes.log: "ok KEY VALUE MS" or
+# "failed KEY VALUE MS: exit N: what etcd-fleet said".
+WRITES_MAX=3000
+WRITES_SECONDS=300
+WRITER_PID=""
+write_loop() {
+  trap - ERR
+  set +e
+  local i key out rc t0 deadline=$((SECONDS + WRITES_SECONDS)) FLEET_TIMEOUT=20
+  for ((i = 0; i < WRITES_MAX && SECONDS < deadline; i++)); do
+    if [ ! -d "$HOSTS_DIR" ] || [ -e "$HOSTS_DIR/writes.stop" ]; then break; fi
+    printf -v key 'rotate/%05d' "$i"
+    t0=${EPOCHREALTIME/[.,]/}
+    out=$(fleet --dial-timeout 3s --command-timeout 10s put "$key" "v$i" 2>&1)
+    rc=$?
+    if [ "$rc" = 0 ] && [ "$out" = OK ]; then
+      echo "ok $key v$i $(((${EPOCHREALTIME/[.,]/} - t0) / 1000))"
+    else
+      echo "failed $key v$i $(((${EPOCHREALTIME/[.,]/} - t0) / 1000)): exit $rc: ${out//$'\n'/ }"
+    fi
+  done
+}
+writes_start() {
+  rm -f "$HOSTS_DIR/writes.stop"
+  : >"$HOSTS_DIR/writes.log"
+  write_loop >>"$HOSTS_DIR/writes.log" 2>&1 &
+  WRITER_PID=$!
+}
+# Lets the write in flight finish (at most 20 s), then the loop ends.
+writes_stop() {
+  [ -n "$WRITER_PID" ] || return 0
+  touch "$HOSTS_DIR/writes.stop" 2>/dev/null || true
+  wait "$WRITER_PID" || true
+  WRITER_PID=""
+}
+HOSTS_TEARDOWN_HOOKS+=(writes_stop)
+writes_acked() { grep -c '^ok ' "$HOSTS_DIR/writes.log" || true; }
+writes_reached() { [ "$(writes_acked)" -ge "$1" ]; }
 
 # Within ctest's TIMEOUT (900 s), so that the teardown always runs.
 hosts_init "${E2E_DEADLINE:-840}"
@@ -275,6 +345,72 @@ show fleet put k-before-1 v1 >&2 || die "put through the inventory failed"
 [ "$(fleet get k-before-1 --print-value-only)" = v1 ] || die "get through the inventory failed"
 show fleet get k-before-1 >&2
 for i in 2 3 4 5; do fleet put "k-before-$i" "v$i" >/dev/null || die "put k-before-$i failed"; done
+
+step "3. etcd-fleet certs rotate while a client writes (etcd-fleet put, a process per write, no retries)"
+# What every member serves now on its client, peer and agent API ports, and its etcd's PID.
+declare -A SERVED ETCD_PID
+for name in m1 m2 m3; do
+  ETCD_PID[$name]=$(etcd_pid_of "$name") || die "$name: no etcd child of the agent"
+  for port in 2379 2380 2378; do
+    SERVED[$name:$port]=$(served_cert "${ADDR[$name]}:$port") ||
+      die "$name: no certificate served on ${ADDR[$name]}:$port"
+  done
+done
+writes_start
+wait_for "the client's first 10 writes are acknowledged" 60 writes_reached 10
+writes_before=$(writes_acked)
+rotate_t0=$(date +%s.%N)
+show fleet certs rotate >"$HOSTS_DIR/rotate.out" 2>"$HOSTS_DIR/rotate.err" && ROTATE_RC=0 ||
+  ROTATE_RC=$?
+ROTATE_SECONDS=$(hosts_since "$rotate_t0")
+writes_during=$(($(writes_acked) - writes_before))
+sed 's/^/  /' "$HOSTS_DIR/rotate.err" >&2
+cat "$HOSTS_DIR/rotate.out" >&2
+# Then 10 more writes, over new handshakes with the new certificates only, and the client stops.
+wait_for "10 more writes after the rotation" 60 writes_reached $((writes_before + writes_during + 10))
+writes_stop
+[ "$ROTATE_RC" = 0 ] || die "etcd-fleet certs rotate exited $ROTATE_RC"
+writes_failed=$(grep -c '^failed ' "$HOSTS_DIR/writes.log" || true)
+[ "$writes_failed" = 0 ] || die "$writes_failed writes failed during the certificate rotation"
+writes_total=$(writes_acked)
+[ "$writes_during" -gt 0 ] || die "no write was acknowledged while certs rotate ran"
+# Every acknowledged write is there, read through each member (a linearizable read: the
+# member's own certificate on the handshake, the cluster's latest state).
+want=$(awk '$1 == "ok" { print $2 "\t" $3 }' "$HOSTS_DIR/writes.log")
+for name in m1 m2 m3; do
+  got=$(fleet --endpoints "https://${ADDR[$name]}:2379" get rotate/ --prefix | paste - -) ||
+    die "$name: reading the written keys failed"
+  [ "$got" = "$want" ] ||
+    die "$name: the keys read back differ from the $writes_total acknowledged writes:" \
+      "$(diff <(echo "$want") <(echo "$got") | head -n 5 | paste -sd' ')"
+done
+grep -qx 'every member has new certificates' "$HOSTS_DIR/rotate.out" ||
+  die "certs rotate did not say that every member has new certificates"
+for name in m1 m2 m3; do
+  grep -q "^$name ${ADDR[$name]}:2378 rotated (" "$HOSTS_DIR/rotate.out" ||
+    die "certs rotate did not report $name as rotated"
+done
+[ ! -e "$HOSTS_DIR/operator/etcd-fleet/pki/rotation.json" ] ||
+  die "pki/rotation.json (the rotation's journal) outlived the rotation"
+# On the wire: every port of every member serves a new certificate (serial) for a new key, and
+# etcd took them without a restart.
+for name in m1 m2 m3; do
+  for port in 2379 2380 2378; do
+    after=$(served_cert "${ADDR[$name]}:$port") ||
+      die "$name: no certificate served on ${ADDR[$name]}:$port after the rotation"
+    before=${SERVED[$name:$port]}
+    [ "${after%% *}" != "${before%% *}" ] ||
+      die "$name: ${ADDR[$name]}:$port still serves the certificate of ${before%% *}"
+    [ "${after#* }" != "${before#* }" ] ||
+      die "$name: ${ADDR[$name]}:$port serves a new certificate for the old key"
+    echo "$name ${ADDR[$name]}:$port: ${before%% *} -> ${after%% *} (new key)" >&2
+  done
+  [ "$(etcd_pid_of "$name")" = "${ETCD_PID[$name]}" ] ||
+    die "$name: etcd was restarted by the rotation (PID ${ETCD_PID[$name]} -> $(etcd_pid_of "$name"))"
+done
+slowest=$(awk '$1 == "ok" && $4 > max { max = $4 } END { print max + 0 }' "$HOSTS_DIR/writes.log")
+echo "ROTATE: certs rotate took $ROTATE_SECONDS s; writes: $writes_total acknowledged, 0 failed," \
+  "$writes_during acknowledged while it ran; slowest write ${slowest} ms" >&2
 
 step "4. power m2 off (systemctl poweroff inside it); write while it is down"
 show host_poweroff m2 || die "m2 did not power off"
