@@ -9,8 +9,10 @@
 # 127.0.0.0/8 is refused, so that nothing is sent anywhere else. A discovery URL an operator block
 # printed (http://HOST:2377/<32 hex digits>, or etcd-agent://HOST:2378/<32 hex digits> from an
 # enrolled coordinator) replaces the example URL in later blocks, as a reader
-# pastes theirs; so does an enrollment token it printed (etf1.<id>.<secret>.<CA hash>). A block runs with `set -e`; the first failing one fails the test with its page,
-# its number and its output.
+# pastes theirs; so does an enrollment token it printed (etf1.<id>.<secret>.<CA hash>): an example
+# token stands for the token printed last before a block first shows it, in every later block
+# too, and so does its ID (`token revoke ID`). A block runs with `set -e`; the first failing one
+# fails the test with its page, its number and its output.
 #
 # Usage (as root): guide_test.sh SOURCE_DIR BUILD_DIR [PACKAGES_DIR]. PACKAGES_DIR holds apt/
 # (the repository scripts/package.sh builds); without it the packages are built into the work dir.
@@ -21,7 +23,7 @@ SRC=$(cd "${1:?usage: guide_test.sh SOURCE_DIR BUILD_DIR [PACKAGES_DIR]}" && pwd
 BUILD=$(cd "${2:?usage: guide_test.sh SOURCE_DIR BUILD_DIR [PACKAGES_DIR]}" && pwd)
 PACKAGES=${3:-}
 GUIDE="$SRC/docs/guide"
-PAGES=(install.md bootstrap.md status.md replace.md snapshots.md uninstall.md)
+PAGES=(install.md bootstrap.md status.md replace.md snapshots.md security.md uninstall.md)
 NAMES=(m1 m2 m3 m4 m5 m6 m7 m8)   # booted; m(N) is 10.0.0.N in the pages
 ALL=(m1 m2 m3 m4)                  # host=all
 
@@ -138,6 +140,10 @@ DISCOVERY_URL_RE='(http://127\.0\.0\.[0-9]+:2377|etcd-agent://127\.0\.0\.[0-9]+:
 discovery_url=""
 TOKEN_RE='etf1\.[a-z0-9]{6}\.[a-z0-9]{32}\.[0-9a-f]{64}'
 enroll_token=""
+# An example token, the first time a block shows it, stands for the last token printed; from then
+# on it and its ID (token revoke ID) stand for that token and its ID.
+declare -A token_for=()
+token_id() { cut -d. -f2 <<<"$1"; }
 for page in "${PAGES[@]}"; do
   n=1
   while [ -f "$WORK/blocks/$page.$n.sh" ]; do
@@ -149,12 +155,19 @@ for page in "${PAGES[@]}"; do
         's{(?:http://127\.0\.0\.\d+:2377|etcd-agent://127\.0\.0\.\d+:2378)/[0-9a-f]{32}}{$ENV{URL}}g' \
         "$WORK/blocks/$page.$n.sh"
     fi
-    if grep -qE "$TOKEN_RE" "$WORK/blocks/$page.$n.sh"; then
-      [ -n "$enroll_token" ] ||
-        fail "docs/guide/$page, block $n: shows an enrollment token but no earlier block printed one"
-      TOKEN=$enroll_token perl -pi -e 's{etf1\.[a-z0-9]{6}\.[a-z0-9]{32}\.[0-9a-f]{64}}{$ENV{TOKEN}}g' \
+    while read -r example; do
+      if [ -z "${token_for[$example]:-}" ]; then
+        [ -n "$enroll_token" ] ||
+          fail "docs/guide/$page, block $n: shows an enrollment token but no earlier block printed one"
+        token_for[$example]=$enroll_token
+      fi
+      FROM=$example TO=${token_for[$example]} perl -pi -e 's{\Q$ENV{FROM}\E}{$ENV{TO}}g' \
         "$WORK/blocks/$page.$n.sh"
-    fi
+    done < <(grep -oE "$TOKEN_RE" "$WORK/blocks/$page.$n.sh" | sort -u)
+    for example in "${!token_for[@]}"; do
+      FROM=$(token_id "$example") TO=$(token_id "${token_for[$example]}") \
+        perl -pi -e 's{\b\Q$ENV{FROM}\E\b}{$ENV{TO}}g' "$WORK/blocks/$page.$n.sh"
+    done
     t=$(date +%s.%N)
     printf '\n===== %s block %d (%s)\n' "$page" "$n" "$where" >&2
     sed 's/^/  $ /' "$WORK/blocks/$page.$n.sh" >&2
