@@ -38,10 +38,14 @@ CommandResult runEnroll(Context& ctx) {
   std::vector<std::string> agents;
   agents.reserve(hosts->size());
   for (const auto& h : *hosts) agents.push_back(h.agent);
-  const auto results =
+  auto results =
       enrollAgents({.dialer = dialer, .pki = *pki, .tokens = tokens, .progress = progress}, agents,
                    static_cast<int>(f.getInt("agent-port")), f.getDuration("timeout"),
                    std::chrono::system_clock::now());
+  auto seams = FleetSeams::open(ctx, progress);
+  if (!seams) return commandError(seams.error());
+  awaitEnrolledAgents((*seams)->env().agents, (*seams)->env().clock, f.getDuration("timeout"),
+                      results);
   std::size_t failed = 0;
   for (std::size_t i = 0; i < results.size(); ++i) {
     const auto& r = results[i];

@@ -221,6 +221,24 @@ Result<void> enrollNewAgents(const Env& env, const std::vector<std::string>& age
   return {};
 }
 
+void awaitEnrolledAgents(const AgentDialer& agents, Clock& clock, Duration timeout,
+                         std::vector<Result<EnrollReport>>& results) {
+  const auto deadline = clock.now() + timeout;
+  auto reached = fanOut(results.size(), [&](std::size_t i) -> Result<void> {
+    const auto& r = results[i];
+    if (!r || r->already_enrolled) return {};
+    const auto left = std::chrono::duration_cast<Duration>(deadline - clock.now());
+    auto up = reachAgent(agents, r->address, clock, std::max<Duration>(left, Duration::zero()));
+    if (!up)
+      return fail(up.error().code,
+                  "agent " + r->address + ": enrolled, but then " + up.error().message);
+    return {};
+  });
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    if (!reached[i]) results[i] = fail(reached[i].error());
+  }
+}
+
 std::vector<Result<EnrollReport>> enrollAgents(const EnrollEnv& env,
                                                const std::vector<std::string>& hosts,
                                                int agent_port, Duration timeout, WallTime now) {

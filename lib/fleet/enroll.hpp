@@ -99,6 +99,12 @@ struct EnrollEnv {
 // unreachable agent kUnavailable. Every message names the agent's address.
 Result<EnrollReport> enrollAgent(const EnrollEnv& env, const EnrollRequest& request);
 
+// A new agent rebuilds its listener for mutual TLS right after Finish, so "enrolled" is not yet
+// "reachable": waits (all at once, bounded by `timeout` in all) until each newly enrolled agent of
+// `results` answers a status call there. One that does not becomes an error naming it.
+void awaitEnrolledAgents(const AgentDialer& agents, Clock& clock, Duration timeout,
+                         std::vector<Result<EnrollReport>>& results);
+
 // enrollAgent for every host at once (bounded fan-out), results in host order.
 std::vector<Result<EnrollReport>> enrollAgents(const EnrollEnv& env,
                                                const std::vector<std::string>& hosts,

@@ -361,4 +361,24 @@ TEST(EnrollNames, AllowedSansAreTheDialledHostTheHostnameAndLoopback) {
 }
 
 }  // namespace
+TEST(AwaitEnrolledAgents, WaitsForEachNewAgentOverMutualTlsAndNamesOneThatDoesNotAnswer) {
+  testing::FleetWorld w;
+  w.fleet.addHost(11, "m1");
+  std::vector<Result<EnrollReport>> results;
+  results.emplace_back(
+      EnrollReport{.address = "127.0.0.11:2378", .member_name = "m1", .token_id = "abc123"});
+  results.emplace_back(
+      EnrollReport{.address = "127.0.0.12:2378", .member_name = "m2", .token_id = "abc123"});
+  results.emplace_back(EnrollReport{.address = "127.0.0.13:2378", .already_enrolled = true});
+  results.emplace_back(fail(Errc::kPermissionDenied, "agent 127.0.0.14:2378 refused"));
+  awaitEnrolledAgents(w.agents, w.clock, std::chrono::seconds(2), results);
+  EXPECT_TRUE(results[0]);
+  ASSERT_FALSE(results[1]);
+  EXPECT_EQ(results[1].error().message.rfind("agent 127.0.0.12:2378: enrolled, but then ", 0), 0u)
+      << results[1].error().message;
+  EXPECT_TRUE(results[2]);  // enrolled before: its listener did not change, nothing to wait for
+  ASSERT_FALSE(results[3]);
+  EXPECT_EQ(results[3].error().code, Errc::kPermissionDenied);
+}
+
 }  // namespace etcdagent::fleet
