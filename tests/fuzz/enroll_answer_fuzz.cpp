@@ -21,8 +21,8 @@
 #include <string_view>
 #include <vector>
 
-#include "common/encoding.hpp"
 #include "fleet/agent_certs.hpp"
+#include "tests/fuzz/csr_fuzz_support.hpp"
 #include "tls/ca.hpp"
 #include "tls/csr.hpp"
 #include "tls/inspect.hpp"
@@ -47,23 +47,6 @@ std::vector<std::string> split(std::string_view text, std::size_t max_fields) {
   return out;
 }
 
-std::string pemOf(const std::string& der) {
-  std::string body = base64Encode(der);
-  std::string out = "-----BEGIN CERTIFICATE REQUEST-----\n";
-  for (std::size_t i = 0; i < body.size(); i += 64) out += body.substr(i, 64) + "\n";
-  return out + "-----END CERTIFICATE REQUEST-----\n";
-}
-
-// Made once: a CA to sign with, and a key no CSR of the input is for.
-const tls::Ca& fuzzCa() {
-  static const tls::Ca ca = [] {
-    auto made = tls::createCa({.common_name = "fuzz CA"});
-    if (!made) std::abort();
-    return std::move(*made);
-  }();
-  return ca;
-}
-
 bool contains(const std::vector<std::string>& list, const std::string& item) {
   for (const auto& x : list) {
     if (x == item) return true;
@@ -83,7 +66,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   answer.set_hostname(fields[2]);
   std::vector<std::string> csrs;
   for (std::size_t i = 3; i < 7; ++i)
-    csrs.push_back((flags & 1) != 0 ? pemOf(fields[i]) : fields[i]);
+    csrs.push_back((flags & 1) != 0 ? fuzz::pemCsrOf(fields[i]) : fields[i]);
   auto* uses = answer.mutable_csrs();
   uses->set_api(csrs[0]);
   uses->set_etcd_server(csrs[1]);
@@ -117,7 +100,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
 
   const auto now = std::chrono::system_clock::now();
-  auto signed_certs = fleet::signAgentCsrs(fuzzCa(), *checked, now);
+  auto signed_certs = fleet::signAgentCsrs(fuzz::fuzzCa(), *checked, now);
   if (!signed_certs) return 0;  // a key signCsr does not take (a curve, a size): refused
   const auto& pem = signed_certs->pem;
   const std::array<const std::string*, 4> texts{&pem.api(), &pem.etcd_server(), &pem.etcd_peer(),
@@ -131,10 +114,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (info->sans != checked->csrs[i].sans()) std::abort();
     if (cert->publicKeyDer() != checked->csrs[i].publicKeyDer()) std::abort();
     if (info->not_after != signed_certs->not_after[i]) std::abort();
-    if (!tls::verifyCertificate(fuzzCa().cert, *cert, tls::Purpose::kClient, now)) std::abort();
+    if (!tls::verifyCertificate(fuzz::fuzzCa().cert, *cert, tls::Purpose::kClient, now))
+      std::abort();
     const bool server = i < 3;
-    if (server !=
-        tls::verifyCertificate(fuzzCa().cert, *cert, tls::Purpose::kServer, now).has_value()) {
+    if (server != tls::verifyCertificate(fuzz::fuzzCa().cert, *cert, tls::Purpose::kServer, now)
+                      .has_value()) {
       std::abort();
     }
   }

@@ -16,7 +16,7 @@
 #include <string_view>
 #include <vector>
 
-#include "common/encoding.hpp"
+#include "tests/fuzz/csr_fuzz_support.hpp"
 #include "tls/ca.hpp"
 #include "tls/csr.hpp"
 #include "tls/inspect.hpp"
@@ -27,29 +27,13 @@ namespace {
 
 using namespace etcdagent;
 
-std::string pemOf(std::string_view der) {
-  std::string body = base64Encode(der);
-  std::string out = "-----BEGIN CERTIFICATE REQUEST-----\n";
-  for (std::size_t i = 0; i < body.size(); i += 64) out += body.substr(i, 64) + "\n";
-  return out + "-----END CERTIFICATE REQUEST-----\n";
-}
-
-const tls::Ca& fuzzCa() {
-  static const tls::Ca ca = [] {
-    auto made = tls::createCa({.common_name = "fuzz CA"});
-    if (!made) std::abort();
-    return std::move(*made);
-  }();
-  return ca;
-}
-
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size == 0) return 0;
   const std::uint8_t flags = data[0];
   const std::string_view body(reinterpret_cast<const char*>(data) + 1, size - 1);
-  const std::string pem = (flags & 1) != 0 ? pemOf(body) : std::string(body);
+  const std::string pem = (flags & 1) != 0 ? fuzz::pemCsrOf(body) : std::string(body);
   auto csr = tls::Csr::parse(pem);
   if (!csr) {
     if (csr.error().code != Errc::kInvalidArgument && csr.error().code != Errc::kInternal) {
@@ -73,7 +57,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                            .common_name = (flags & 8) != 0 ? csr->commonName() : "",
                            .allowed_sans = csr->sans(),
                            .now = now};
-  auto cert = tls::signCsr(fuzzCa(), *csr, options);
+  auto cert = tls::signCsr(fuzz::fuzzCa(), *csr, options);
   if (cert) {
     auto info = tls::inspectCertificate(*cert);
     if (!info) std::abort();
@@ -82,10 +66,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (info->is_ca) std::abort();
     const bool server = profile != tls::Profile::kClient;
     const bool client = profile != tls::Profile::kServer;
-    if (server !=
-            tls::verifyCertificate(fuzzCa().cert, *cert, tls::Purpose::kServer, now).has_value() ||
-        client !=
-            tls::verifyCertificate(fuzzCa().cert, *cert, tls::Purpose::kClient, now).has_value()) {
+    if (server != tls::verifyCertificate(fuzz::fuzzCa().cert, *cert, tls::Purpose::kServer, now)
+                      .has_value() ||
+        client != tls::verifyCertificate(fuzz::fuzzCa().cert, *cert, tls::Purpose::kClient, now)
+                      .has_value()) {
       std::abort();
     }
   } else if (cert.error().code == Errc::kPermissionDenied) {
@@ -95,7 +79,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   // One of its names withheld: refused, whatever else.
   if (!csr->sans().empty()) {
     options.allowed_sans.erase(options.allowed_sans.begin());
-    auto refused = tls::signCsr(fuzzCa(), *csr, options);
+    auto refused = tls::signCsr(fuzz::fuzzCa(), *csr, options);
     if (refused) std::abort();
   }
   return 0;

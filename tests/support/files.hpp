@@ -1,6 +1,6 @@
 #pragma once
 
-// Small waits and file checks the integration tests share: a file's text and mode, whether a path
+// Small waits and file checks the tests share: a file's text and mode, whether a path
 // exists, and a bounded wait for a state.
 
 #include <gtest/gtest.h>

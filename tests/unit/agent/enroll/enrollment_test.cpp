@@ -10,8 +10,8 @@
 #include <fstream>
 
 #include "common/snapshot_digest.hpp"
-#include "tests/mocks/file_facts.hpp"
 #include "tests/mocks/temp_dir.hpp"
+#include "tests/support/files.hpp"
 #include "tls/ca.hpp"
 #include "tls/csr.hpp"
 #include "tls/fleet_pki.hpp"
@@ -20,8 +20,8 @@
 namespace etcdagent::agent {
 namespace {
 
+using testing::exists;
 using testing::modeOf;
-using testing::pathExists;
 
 // A client certificate of `ca` for a fresh key.
 struct Client {
@@ -179,7 +179,7 @@ TEST_F(EnrollmentTest, FinishStoresTheCertificatesPrivatelyAndDeletesTheToken) {
   auto done = e.finish(signed_(*answer), fleet_->cert.pem());
   ASSERT_TRUE(done) << done.error().message;
   EXPECT_TRUE(done->notice.empty()) << done->notice;
-  EXPECT_FALSE(pathExists(token_file_));
+  EXPECT_FALSE(exists(token_file_));
   EXPECT_EQ(modeOf(paths_.dir), 0700U);
   for (KeyUse use : kKeyUses) {
     EXPECT_EQ(modeOf(paths_.key(use)), 0600U) << keyUseName(use);
@@ -220,8 +220,8 @@ TEST_F(EnrollmentTest, FinishRefusesCertificatesForOtherKeysOrUsesAndStoresNothi
   EXPECT_NE(u.error().message.find("the api certificate: "), std::string::npos)
       << u.error().message;
   // Neither left anything behind: the agent is still waiting, its token still there.
-  EXPECT_FALSE(pathExists(paths_.ca_cert));
-  EXPECT_TRUE(pathExists(token_file_));
+  EXPECT_FALSE(exists(paths_.ca_cert));
+  EXPECT_TRUE(exists(token_file_));
   auto loaded = loadAgentCredentials(paths_);
   ASSERT_TRUE(loaded);
   EXPECT_FALSE(*loaded);

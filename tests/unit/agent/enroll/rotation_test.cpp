@@ -12,8 +12,8 @@
 #include <map>
 
 #include "common/file_util.hpp"
-#include "tests/mocks/file_facts.hpp"
 #include "tests/mocks/temp_dir.hpp"
+#include "tests/support/files.hpp"
 #include "tls/ca.hpp"
 #include "tls/csr.hpp"
 #include "tls/inspect.hpp"
@@ -22,8 +22,8 @@
 namespace etcdagent::agent {
 namespace {
 
+using testing::exists;
 using testing::modeOf;
-using testing::pathExists;
 
 using namespace std::chrono_literals;
 
@@ -147,8 +147,8 @@ TEST_F(RotationTest, InstallSwitchesToTheNewKeysAndCertificatesAndTheOldKeysAreG
   auto pending_keys = text(pending("etcd-server.key"));
   auto installed = rotation.install(signAll(*ca_, prepared->csrs()));
   ASSERT_TRUE(installed) << installed.error().message;
-  EXPECT_FALSE(pathExists(paths_.dir + "/rotation.pending"));
-  EXPECT_FALSE(pathExists(paths_.dir + "/rotation.switching"));
+  EXPECT_FALSE(exists(paths_.dir + "/rotation.pending"));
+  EXPECT_FALSE(exists(paths_.dir + "/rotation.switching"));
   EXPECT_EQ(text(paths_.key(KeyUse::kEtcdServer)), pending_keys);
   auto loaded = loadAgentCredentials(paths_);
   ASSERT_TRUE(loaded) << loaded.error().message;
@@ -248,7 +248,7 @@ TEST_F(RotationTest, ASwitchACrashLeftCommittedIsCompletedAndAnUncommittedOneDro
   auto recovered = recoverAgentPki(paths_);
   ASSERT_TRUE(recovered) << recovered.error().message;
   EXPECT_NE(recovered->find("completed the certificate switch"), std::string::npos) << *recovered;
-  EXPECT_FALSE(pathExists(switching));
+  EXPECT_FALSE(exists(switching));
   auto loaded = loadAgentCredentials(paths_);
   ASSERT_TRUE(loaded) << loaded.error().message;
   ASSERT_TRUE(*loaded);
