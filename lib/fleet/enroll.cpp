@@ -189,18 +189,14 @@ Result<void> enrollNewAgents(const Env& env, const std::vector<std::string>& age
       }
       env.clock.sleepFor(kRetry);
     }
-    // A new agent rebuilds its listener for mutual TLS right after Finish: the flow's next call
-    // waits for it rather than meeting a refused connection.
-    if (last && !last->already_enrolled) {
-      const auto left = std::chrono::duration_cast<Duration>(deadline - env.clock.now());
-      if (auto up =
-              reachAgent(env.agents, last->address, env.clock, std::max<Duration>(left, kRetry));
-          !up) {
-        return fail(up.error().code, "enrolled, but then " + up.error().message);
-      }
-    }
     return last;
   });
+  // The flow's next call waits for each new agent's mutual TLS listener rather than meeting a
+  // refused connection.
+  awaitEnrolledAgents(
+      env.agents, env.clock,
+      std::max<Duration>(std::chrono::duration_cast<Duration>(deadline - env.clock.now()), kRetry),
+      results);
   std::optional<Error> failed;
   for (std::size_t i = 0; i < results.size(); ++i) {
     const auto& r = results[i];
