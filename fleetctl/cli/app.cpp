@@ -2,6 +2,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "etcd/grpc_log.hpp"
 #include "fleetctl/cli/command.hpp"
 #include "fleetctl/cli/global.hpp"
 
@@ -180,6 +181,7 @@ int runCli(const std::vector<std::string>& argv, std::ostream& out, std::ostream
                                                              : exitcode::kBadArgs;
   }
 
+  etcd::routeGrpcLog(options->debug);
   Context ctx(std::move(*options), local, std::move(*positional), out, err, in);
   ctx.setArgv(argv);
   auto result = cmd.run(ctx);

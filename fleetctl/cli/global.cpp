@@ -19,7 +19,7 @@ void defineGlobalFlags(FlagSet& f) {
       .string("cert", 0, "", "identify secure client using this TLS certificate file")
       .positiveDuration("command-timeout", 0, "5s",
                         "timeout for short running command (excluding dial timeout)")
-      .boolean("debug", 0, false, "enable client-side debug logging")
+      .boolean("debug", 0, false, "print gRPC's own log lines (dropped otherwise)")
       .positiveDuration("dial-timeout", 0, "2s", "dial timeout for client connections")
       .string("discovery-srv", 'd', "",
               "domain name to query for SRV records describing cluster endpoints")

@@ -11,6 +11,7 @@
 
 #include "common/file_util.hpp"
 #include "etcd/etcdserverpb/rpc.grpc.pb.h"
+#include "etcd/grpc_log.hpp"
 
 namespace etcdagent::etcd {
 namespace {
@@ -154,6 +155,7 @@ std::shared_ptr<grpc::Channel> Client::channelFor(std::size_t slot) {
 // on several channels, so with more than one endpoint we wait on each in short slices, bounded by
 // the dial deadline.
 Result<std::size_t> Client::pick(Clock::time_point deadline) {
+  const std::uint64_t tls_mark = tlsErrorMark();
   std::unique_lock lock(mu_);
   const std::size_t n = endpoints_.size();
   auto channel = channelFor(pinned_);
@@ -199,11 +201,26 @@ Result<std::size_t> Client::pick(Clock::time_point deadline) {
   const bool presented =
       !config_.tls.only_for_https ||
       std::any_of(endpoints_.begin(), endpoints_.end(), [](const Endpoint& e) { return e.tls; });
+  const std::string prefix = std::string(all_failed ? "cannot connect to " : "no connection to ") +
+                             names + " within " + formatDuration(config_.dial_timeout) +
+                             " (--dial-timeout)";
+  // A server that refuses the TLS connection (no client certificate, an untrusted one, plaintext
+  // on the port) makes the channel fail like a refused connection; only gRPC's log says why.
+  const bool tls =
+      std::any_of(endpoints_.begin(), endpoints_.end(), [](const Endpoint& e) { return e.tls; });
+  if (const auto reason = tls ? lastTlsErrorSince(tls_mark) : ""; !reason.empty()) {
+    const bool with_cert = presented && !config_.tls.cert_file.empty();
+    const auto hint = tlsFailureHint(reason, with_cert);
+    return fail(Errc::kUnavailable,
+                prefix + ": the TLS connection failed (" + reason + ")" +
+                    (hint.empty() ? "" : ": " + hint) +
+                    (config_.tls.cert_problem.empty() || !with_cert
+                         ? ""
+                         : "; the client certificate: " + config_.tls.cert_problem));
+  }
   return fail(
       Errc::kUnavailable,
-      std::string(all_failed ? "cannot connect to " : "no connection to ") + names + " within " +
-          formatDuration(config_.dial_timeout) + " (--dial-timeout)" +
-          (all_failed ? ": connection refused or host unreachable" : ": no answer") +
+      prefix + (all_failed ? ": connection refused or host unreachable" : ": no answer") +
           "; check that etcd runs there and that --endpoints is right" +
           (config_.tls.cert_problem.empty() || !presented
                ? ""

@@ -94,6 +94,17 @@ TEST(Tls, ClientCertificatesWorkLikeEtcdctl) {
   EXPECT_NE(no_cert.exit_code, 0);
   EXPECT_NE(no_cert.err.find("127.0.0.1:" + std::to_string(client)), std::string::npos)
       << no_cert.err;
+  // It says why (gRPC's status says only "Endpoint read failed"), and gRPC's own log lines
+  // ("Corruption detected", "TSI_DATA_CORRUPTED") stay out of stderr unless --debug asks.
+  EXPECT_NE(no_cert.err.find("the TLS connection failed ("), std::string::npos) << no_cert.err;
+  EXPECT_NE(no_cert.err.find("the server requires a client certificate: pass --cert and --key"),
+            std::string::npos)
+      << no_cert.err;
+  EXPECT_EQ(no_cert.err.find("TSI_DATA_CORRUPTED"), std::string::npos) << no_cert.err;
+  auto debug =
+      fleet(curl, {"get", "secure", "--cacert", d + "/ca.crt", "--dial-timeout", "1s", "--debug"});
+  EXPECT_NE(debug.exit_code, 0);
+  EXPECT_NE(debug.err.find("TSI_DATA_CORRUPTED"), std::string::npos) << debug.err;
   // A missing key file is named.
   auto missing = fleet(curl, {"get", "secure", "--cacert", d + "/ca.crt", "--cert",
                               d + "/client.crt", "--key", d + "/nope.key"});
