@@ -561,8 +561,11 @@ writes_check "https://${ADDR[p1]}:2379" "https://${ADDR[p2]}:2379" "https://${AD
 # TLS only now: https:// in the member list and the inventory, nothing answers plaintext or a
 # client without a certificate, and the data written in plaintext before is all there.
 show plain_fleet member list >&2
-[ "$(plain_fleet member list | grep -c ', started, p[1-3], https://[0-9.]*:2380, https://')" = 3 ] ||
-  die "the member list is not https only after tls enable"
+members=$(plain_fleet member list)
+if [ "$(grep -c . <<<"$members")" != 3 ] || grep -q 'http://' <<<"$members" ||
+  [ "$(grep -c ', started, p[1-3], https://[0-9.]*:2380, https://' <<<"$members")" != 3 ]; then
+  die "the member list is not three started members on https:// only after tls enable"
+fi
 ! grep -n 'http://' "$PLAIN_FLEET" || die "the inventory still names http:// URLs"
 refuses_plaintext_and_certless "${PLAIN[@]}"
 [ "$(plain_fleet get plain/before-tls --print-value-only)" = v0 ] ||
