@@ -1,22 +1,29 @@
 #!/usr/bin/env bash
-# End to end, the way users meet the product, on separate hosts: four systemd-booted test hosts
-# (hosts.sh), each in a network namespace of its own (netns.sh: m1..m4 on 192.0.2.1-4, its own
-# 127.0.0.1, no default route), and the operator's machine in a fifth (192.0.2.100), where
-# etcd-fleet runs. `apt install etcd-agent` from the locally built apt repository on each host,
-# with an agent.toml that names only the member and its address; the fleet CA and an enrollment
-# token; then from the operator's namespace `etcd-fleet bootstrap --hosts 192.0.2.1,192.0.2.2,
-# 192.0.2.3` (TLS by default: plaintext and certless clients refused), `systemctl status`,
-# put/get through the inventory, `etcd-fleet certs rotate` while a client writes (no write may
-# fail; every member serves new certificates for new keys, etcd not restarted), power loss of m2
-# and `etcd-fleet member replace m2 --with 192.0.2.4`, m2 booting again, and `systemd-analyze
-# security`. Nothing outside the namespaces ever talks to 192.0.2.x.
+# End to end, the way users meet the product, on separate hosts: seven systemd-booted test hosts
+# (hosts.sh), each in a network namespace of its own (netns.sh: m1..m4 on 192.0.2.1-4, p1..p3 on
+# 192.0.2.11-13, its own 127.0.0.1, no default route), the operator's machine in another
+# (192.0.2.100), where etcd-fleet runs, and a discovery service in one more (192.0.2.200: a plain
+# etcd serving etcd's v2 discovery protocol, as discovery.etcd.io does). `apt install etcd-agent`
+# from the locally built apt repository on each host, with an agent.toml that names only the
+# member and its address; p1..p3's also name a discovery URL, so their agents form a plaintext
+# cluster by themselves at install, before the fleet has a CA. Then the fleet CA and an enrollment
+# token; from the operator's namespace `etcd-fleet bootstrap --hosts 192.0.2.1,192.0.2.2,
+# 192.0.2.3` (TLS by default: plaintext and certless clients refused), `systemctl status`, put/get
+# through the inventory, `etcd-fleet certs rotate` while a client writes (no write may fail; every
+# member serves new certificates for new keys, etcd not restarted); p1..p3 enrolled afterwards,
+# their cluster adopted into an inventory of its own and converted by `etcd-fleet tls enable`
+# while a client writes (no failed write, every acknowledged write readable after, the member list
+# https only, plaintext and certless clients refused); power loss of m2 and `etcd-fleet member
+# replace m2 --with 192.0.2.4`, m2 booting again, and `systemd-analyze security`. Nothing outside
+# the namespaces ever talks to 192.0.2.x.
 #
 # Usage (as root): hosts_test.sh BUILD_DIR. Exit 77 (skipped) without root, systemd-nspawn or
 # network namespaces. Every wait is bounded; every host is torn down by its recorded PIDs on exit,
 # also on failure, and the namespaces are deleted. Environment: E2E_PACKAGE_SCRIPT (default
 # scripts/package.sh BUILD_DIR OUT_DIR). Lines starting with FINDING: report behaviour that works
-# but should be better; EXPOSURE: is systemd-analyze's score of the shipped unit; ROTATE: the
-# certificate rotation's duration and write counts.
+# but should be better; EXPOSURE: is systemd-analyze's score of the shipped unit; ROTATE: and
+# TLS-ENABLE: the duration of the certificate rotation and of the TLS conversion, and the write
+# counts of the client that wrote meanwhile.
 set -eEuo pipefail
 
 BUILD=$(cd "${1:?usage: hosts_test.sh BUILD_DIR}" && pwd)
@@ -40,11 +47,18 @@ source "$SRC/tests/e2e/hosts.sh"
 # shellcheck source=netns.sh
 source "$SRC/tests/e2e/netns.sh"
 
-NAMES=(m1 m2 m3 m4)
-# mN is on 192.0.2.N in a namespace of its own; the operator (etcd-fleet, etcdctl) in "op".
-declare -A ADDR
-for i in 1 2 3 4; do ADDR[m$i]=192.0.2.$i; done
+NAMES=(m1 m2 m3 m4 p1 p2 p3)
+# The hosts of the plaintext cluster (step 4).
+PLAIN=(p1 p2 p3)
+# mN is on 192.0.2.N, pN on 192.0.2.(10+N), each in a namespace of its own; the operator
+# (etcd-fleet, etcdctl) in "op", the discovery service in "disco".
+declare -A ADDR INDEX
+for i in 1 2 3 4; do INDEX[m$i]=$i; done
+for i in 1 2 3; do INDEX[p$i]=$((10 + i)); done
+for name in "${NAMES[@]}"; do ADDR[$name]=192.0.2.${INDEX[$name]}; done
 OP_INDEX=100
+DISCOVERY_INDEX=200
+DISCOVERY="http://192.0.2.$DISCOVERY_INDEX:2379"
 T0=$(date +%s.%N)
 STEP_T0=$T0
 
@@ -57,8 +71,8 @@ die() {
   printf 'FAILED: %s\n' "$*" >&2
   trap - ERR
   writes_stop
-  [ ! -s "$HOSTS_DIR/writes.log" ] ||
-    grep -m 10 '^failed ' "$HOSTS_DIR/writes.log" | sed 's/^/writes| /' >&2 || true
+  [ ! -s "$WRITES_LOG" ] ||
+    grep -m 10 -E '^(failed|retried) ' "$WRITES_LOG" | sed 's/^/writes| /' >&2 || true
   # What the agents said last, from every host still up.
   local name
   for name in "${NAMES[@]}"; do
@@ -128,41 +142,77 @@ served_cert() {
   printf '%s key=%s\n' "$(openssl x509 -noout -serial <<<"$pem")" \
     "$(openssl x509 -noout -pubkey <<<"$pem" | sha256sum | cut -d' ' -f1)"
 }
+# Neither a plaintext client nor a TLS client without a certificate gets an answer from the
+# members of hosts NAME...: etcdctl on http://, and on https:// with the fleet CA but no
+# certificate. One etcdctl for all of them each time: its client dials every endpoint given and
+# answers as soon as any one of them serves it.
+refuses_plaintext_and_certless() {
+  local name plain="" tls=""
+  for name in "$@"; do
+    plain+=${plain:+,}http://${ADDR[$name]}:2379
+    tls+=${tls:+,}https://${ADDR[$name]}:2379
+  done
+  ! netns_run op etcdctl --endpoints "$plain" --dial-timeout 2s --command-timeout 3s \
+    get k >/dev/null 2>&1 || die "a member of $* answered a plaintext client ($plain)"
+  ! netns_run op etcdctl --endpoints "$tls" --cacert "$PKI/ca.crt" --dial-timeout 2s \
+    --command-timeout 3s get k >/dev/null 2>&1 ||
+    die "a member of $* answered a client without a certificate ($tls)"
+}
 
-# The client of the certificate rotation (step 3), in the background: `etcd-fleet put
-# rotate/NNNNN vN` from the operator's namespace through the inventory, a process (so a TLS
-# handshake) per write, never retried: a write that fails is final and counted. Bounded: at most
-# WRITES_MAX writes in WRITES_SECONDS seconds, each ended by its --dial-timeout/--command-timeout
-# or else killed after 20 s; it stops between two writes once writes.stop exists or the work dir
-# is gone (the teardown). One line per write in writes.log: "ok KEY VALUE MS" or
-# "failed KEY VALUE MS: exit N: what etcd-fleet said".
+# The client of the certificate rotation (step 3) and of the TLS conversion (step 4), in the
+# background: `etcd-fleet put PREFIX/NNNNN vN` from the operator's namespace through an inventory,
+# a process (so a TLS handshake, or a plaintext connection) per write. Bounded: at most WRITES_MAX
+# writes in WRITES_SECONDS seconds, each attempt ended by its --dial-timeout/--command-timeout or
+# else killed after 20 s; it stops between two writes once writes.stop exists or the work dir is
+# gone (the teardown). A write is tried at most WRITES_ATTEMPTS times, again only after etcd-fleet
+# said the member it had sent the write to became unavailable (a member that stopped under it);
+# any other failure, or the last attempt's, is final and counted. One line per attempt in
+# WRITES_LOG: "ok KEY VALUE MS", "retried KEY VALUE MS: exit N: what etcd-fleet said" or "failed
+# KEY VALUE MS: exit N: ...".
 WRITES_MAX=3000
 WRITES_SECONDS=300
 WRITER_PID=""
+WRITES_LOG=""
+WRITES_PREFIX=""
+WRITES_ATTEMPTS=1
+WRITES_FLEET=()
 write_loop() {
   trap - ERR
   set +e
-  local i key out rc t0 deadline=$((SECONDS + WRITES_SECONDS)) FLEET_TIMEOUT=20
+  local i key out rc t0 attempt result deadline=$((SECONDS + WRITES_SECONDS)) FLEET_TIMEOUT=20
   for ((i = 0; i < WRITES_MAX && SECONDS < deadline; i++)); do
     if [ ! -d "$HOSTS_DIR" ] || [ -e "$HOSTS_DIR/writes.stop" ]; then break; fi
-    printf -v key 'rotate/%05d' "$i"
-    t0=${EPOCHREALTIME/[.,]/}
-    out=$(fleet --dial-timeout 3s --command-timeout 10s put "$key" "v$i" 2>&1)
-    rc=$?
-    if [ "$rc" = 0 ] && [ "$out" = OK ]; then
-      echo "ok $key v$i $(((${EPOCHREALTIME/[.,]/} - t0) / 1000))"
-    else
-      echo "failed $key v$i $(((${EPOCHREALTIME/[.,]/} - t0) / 1000)): exit $rc: ${out//$'\n'/ }"
-    fi
+    printf -v key '%s/%05d' "$WRITES_PREFIX" "$i"
+    for ((attempt = 1; attempt <= WRITES_ATTEMPTS; attempt++)); do
+      t0=${EPOCHREALTIME/[.,]/}
+      out=$(fleet "${WRITES_FLEET[@]}" --dial-timeout 3s --command-timeout 10s put "$key" "v$i" 2>&1)
+      rc=$?
+      if [ "$rc" = 0 ] && [ "$out" = OK ]; then
+        echo "ok $key v$i $(((${EPOCHREALTIME/[.,]/} - t0) / 1000))"
+        break
+      fi
+      result=failed
+      if ((attempt < WRITES_ATTEMPTS)) && [[ $out == *" is unavailable; "* ]]; then
+        result=retried
+      fi
+      echo "$result $key v$i $(((${EPOCHREALTIME/[.,]/} - t0) / 1000)): exit $rc: ${out//$'\n'/ }"
+      [ "$result" = retried ] || break
+    done
   done
 }
+# writes_start PREFIX ATTEMPTS [ETCD-FLEET FLAGS...]: the client, writing through the inventory
+# the flags name (--fleet FILE), or the default one.
 writes_start() {
+  WRITES_PREFIX=$1
+  WRITES_ATTEMPTS=$2
+  WRITES_FLEET=("${@:3}")
+  WRITES_LOG=$HOSTS_DIR/writes-$1.log
   rm -f "$HOSTS_DIR/writes.stop"
-  : >"$HOSTS_DIR/writes.log"
-  write_loop >>"$HOSTS_DIR/writes.log" 2>&1 &
+  : >"$WRITES_LOG"
+  write_loop >>"$WRITES_LOG" 2>&1 &
   WRITER_PID=$!
 }
-# Lets the write in flight finish (at most 20 s), then the loop ends.
+# Lets the write in flight finish (at most 20 s per attempt), then the loop ends.
 writes_stop() {
   [ -n "$WRITER_PID" ] || return 0
   touch "$HOSTS_DIR/writes.stop" 2>/dev/null || true
@@ -170,14 +220,56 @@ writes_stop() {
   WRITER_PID=""
 }
 HOSTS_TEARDOWN_HOOKS+=(writes_stop)
-writes_acked() { grep -c '^ok ' "$HOSTS_DIR/writes.log" || true; }
+writes_count() { grep -c "^$1 " "$WRITES_LOG" || true; }
+writes_acked() { writes_count ok; }
 writes_reached() { [ "$(writes_acked)" -ge "$1" ]; }
+# writes_during NAME CMD...: runs CMD (stdout to NAME.out, stderr to NAME.err in the work dir)
+# while the client started by writes_start writes: once 10 writes are acknowledged, and until 10
+# more are after CMD ended; then the client stops. Shows CMD's output; sets RUN_RC (CMD's exit
+# code), RUN_SECONDS and WRITES_DURING (writes acknowledged while it ran).
+writes_during() {
+  local name=$1 before t0
+  shift
+  wait_for "the client's first 10 writes are acknowledged" 60 writes_reached 10
+  before=$(writes_acked)
+  t0=$(date +%s.%N)
+  show "$@" >"$HOSTS_DIR/$name.out" 2>"$HOSTS_DIR/$name.err" && RUN_RC=0 || RUN_RC=$?
+  RUN_SECONDS=$(hosts_since "$t0")
+  WRITES_DURING=$(($(writes_acked) - before))
+  sed 's/^/  /' "$HOSTS_DIR/$name.err" >&2
+  cat "$HOSTS_DIR/$name.out" >&2
+  wait_for "10 more writes after $name" 60 writes_reached $((before + WRITES_DURING + 10))
+  writes_stop
+}
+# No write failed, some were acknowledged while the command ran, and every acknowledged write,
+# and nothing else under the client's prefix, reads back through each client URL given (a
+# linearizable read: that member's certificate on the handshake, the cluster's latest state).
+# Sets WRITES_SUMMARY for the report line: "N acknowledged, 0 failed, R attempts retried, D
+# acknowledged while it ran; slowest write S ms".
+writes_check() {
+  local url want got failed
+  failed=$(writes_count failed)
+  [ "$failed" = 0 ] || die "$failed of the client's writes ($WRITES_PREFIX/NNNNN) failed"
+  [ "$WRITES_DURING" -gt 0 ] || die "none of the client's writes was acknowledged while it ran"
+  want=$(awk '$1 == "ok" { print $2 "\t" $3 }' "$WRITES_LOG")
+  for url in "$@"; do
+    got=$(fleet "${WRITES_FLEET[@]}" --endpoints "$url" get "$WRITES_PREFIX/" --prefix | paste - -) ||
+      die "$url: reading the written keys failed"
+    [ "$got" = "$want" ] ||
+      die "$url: the keys read back differ from the $(writes_acked) acknowledged writes:" \
+        "$(diff <(echo "$want") <(echo "$got") | head -n 5 | paste -sd' ')"
+  done
+  WRITES_SUMMARY="$(writes_acked) acknowledged, 0 failed, $(writes_count retried) attempts retried,"
+  WRITES_SUMMARY+=" $WRITES_DURING acknowledged while it ran; slowest write $(awk \
+    '$1 == "ok" && $4 > max { max = $4 } END { print max + 0 }' "$WRITES_LOG") ms"
+}
 
 # Within ctest's TIMEOUT (900 s), so that the teardown always runs.
 hosts_init "${E2E_DEADLINE:-840}"
 netns_init || die "creating the test network failed"
-for i in 1 2 3 4; do netns_add "m$i" "$i" || die "netns_add m$i failed"; done
+for name in "${NAMES[@]}"; do netns_add "$name" "${INDEX[$name]}" || die "netns_add $name failed"; done
 netns_add op "$OP_INDEX" || die "netns_add op failed"
+netns_add disco "$DISCOVERY_INDEX" || die "netns_add disco failed"
 mkdir -p "$HOSTS_DIR/dist" "$HOSTS_DIR/operator" "$HOSTS_DIR/bin"
 # The operator's etcd-fleet: a copy, so that a rebuild of the build tree during the test cannot
 # swap the binary under it.
@@ -190,12 +282,44 @@ step "0. packages: $(basename "$PACKAGE_SCRIPT") $BUILD DIST"
   { cat "$HOSTS_DIR/package.log" >&2; die "building the packages failed"; }
 ls "$HOSTS_DIR"/dist/etcd-agent_*_amd64.deb "$HOSTS_DIR/dist/apt/Packages" >&2
 
+# The discovery service that p1..p3 form their cluster with, as an operator whose fleet has no
+# CA yet has one (discovery.etcd.io, or an etcd of their own): a plain etcd serving its v2 keys
+# API, in a namespace of its own. This is how a plaintext cluster comes to be on separate hosts:
+# their agents serve no plaintext API (agent.insecure only on loopback), so etcd-fleet cannot
+# bootstrap them before enrollment, and an enrolled fleet forms TLS clusters (its coordinators
+# hand out etcd-agent:// URLs); an agent.toml with an http:// discovery URL is the way left, and
+# the agent follows it while it waits for its enrollment token.
+DISCOVERY_PID=""
+DISCOVERY_DATA=""
+discovery_stop() {
+  [ -z "$DISCOVERY_PID" ] || netns_stop_pid "$DISCOVERY_PID"
+  DISCOVERY_PID=""
+  [ -z "$DISCOVERY_DATA" ] || rm -rf "$DISCOVERY_DATA"
+  DISCOVERY_DATA=""
+}
+HOSTS_TEARDOWN_HOOKS+=(discovery_stop)
+
+step "0. a discovery service on $DISCOVERY (etcd with the v2 API) and a discovery URL for 3 members"
+DISCOVERY_DATA=$(mktemp -d /tmp/etcd-agent-e2e-discovery.XXXXXX)
+netns_spawn disco "$DISCOVERY_DATA/etcd.log" etcd --name discovery --enable-v2 \
+  --data-dir "$DISCOVERY_DATA/data" --listen-client-urls "$DISCOVERY" \
+  --advertise-client-urls "$DISCOVERY" --listen-peer-urls http://127.0.0.1:2380 \
+  --initial-advertise-peer-urls http://127.0.0.1:2380 \
+  --initial-cluster discovery=http://127.0.0.1:2380
+DISCOVERY_PID=$NETNS_PID
+wait_for "the discovery service answers" 30 netns_run op curl -fsS "$DISCOVERY/health"
+# etcd's own recipe for a discovery URL on an etcd of one's own: a new key directory holding the
+# cluster's size.
+DISCOVERY_URL=$DISCOVERY/v2/keys/discovery/$(openssl rand -hex 16)
+show netns_run op curl -fsS -X PUT "$DISCOVERY_URL/_config/size" -d value=3 >&2
+echo >&2
+
 step "0. boot ${NAMES[*]} in parallel (one shared lower layer: /)"
 HOSTS_NSPAWN_ARGS=("--bind-ro=$HOSTS_DIR/dist/apt:/debs")
 # m4 boots with Debian's etcd.service as the machine has it (enabled by etcd-server: a member of
 # its own on its 127.0.0.1:2379): the package must stop and disable it.
 host_start m4 --unmask etcd.service
-for name in m1 m2 m3; do host_start "$name"; done
+for name in "${NAMES[@]}"; do [ "$name" = m4 ] || host_start "$name"; done
 for name in "${NAMES[@]}"; do host_wait "$name"; done
 
 # The host-specific agent.toml is in place before the package arrives, as configuration
@@ -206,8 +330,16 @@ for name in "${NAMES[@]}"; do host_wait "$name"; done
 # moved aside inside its overlay, so nothing reaches the network. The machine image may carry
 # Docker's /usr/sbin/policy-rc.d ("exit 101": start no service while building an image); a real
 # host has none, and with it the postinst could not start etcd-agent: it goes, in the overlay.
+# p1..p3's agent.toml also names their cluster and the discovery URL: their agents form it as
+# soon as the package starts them.
 install_host() {
-  local name=$1 addr=${ADDR[$1]}
+  local name=$1 addr=${ADDR[$1]} formed_by=""
+  [[ $name != p* ]] || formed_by="
+# The cluster this member forms with its peers, by itself, through a discovery service.
+[cluster]
+token = \"plain\"
+[bootstrap]
+discovery = \"$DISCOVERY_URL\""
   host_run "$name" sh -ec "
     mkdir -p /etc/apt/sources.list.off /etc/etcd-agent
     for f in /etc/apt/sources.list /etc/apt/sources.list.d/*; do
@@ -220,7 +352,7 @@ install_host() {
 # This host's member and the address peers, clients and etcd-fleet reach it on.
 [member]
 name = \"$name\"
-advertise_host = \"$addr\"
+advertise_host = \"$addr\"$formed_by
 EOF
     echo '\$ apt-get update'
     apt-get update
@@ -279,21 +411,42 @@ done
 ! fleet agent status --host "${ADDR[m1]}" >/dev/null 2>&1 ||
   die "m1: the installed agent answered a plaintext call before enrollment"
 
-step "0. the fleet CA and an enrollment token; etcd-agent enroll TOKEN in each host"
+step "0. p1..p3 formed a plaintext cluster by themselves (discovery), before the fleet has a CA"
+PLAIN_HTTP=http://${ADDR[p1]}:2379,http://${ADDR[p2]}:2379,http://${ADDR[p3]}:2379
+plain_etcdctl() {
+  netns_run op etcdctl --endpoints "$PLAIN_HTTP" --dial-timeout 2s --command-timeout 5s "$@"
+}
+plain_formed() { [ "$(plain_etcdctl member list | grep -cE ', started, p[1-3], http://')" = 3 ]; }
+wait_for "p1..p3 formed a cluster of 3 started members on http://" 60 plain_formed
+show plain_etcdctl member list >&2
+# Plaintext: anyone on the network reads and writes it, with no certificate and no password.
+show plain_etcdctl put plain/before-tls v0 >&2
+# Formed: nothing asks the discovery service again (a member restarts from its data).
+discovery_stop
+
+# etcd-agent enroll TOKEN in each host NAME (the agent takes it without a restart), then one
+# `etcd-fleet enroll` for all of them (bootstrap would too); each agent answers over mutual TLS
+# afterwards.
+enroll_hosts() {
+  local name hosts=""
+  for name in "$@"; do
+    host_run "$name" etcd-agent enroll "$TOKEN" >/dev/null || die "$name: etcd-agent enroll failed"
+    [ "$(host_run "$name" stat -c '%a %U' /etc/etcd-agent/enroll.token)" = "600 etcd-agent" ] ||
+      die "$name: enroll.token is $(host_run "$name" stat -c '%a %U' /etc/etcd-agent/enroll.token), not 600 etcd-agent"
+    hosts+=${hosts:+,}${ADDR[$name]}
+  done
+  wait_for "$* enrolled" 30 fleet enroll --hosts "$hosts"
+  for name in "$@"; do
+    wait_for "$name: the agent answers over mutual TLS on ${ADDR[$name]}:2378" 30 \
+      fleet agent status --host "${ADDR[$name]}"
+  done
+}
+
+step "0. the fleet CA and an enrollment token; etcd-agent enroll TOKEN in m1..m4"
 show fleet ca init >&2 || die "etcd-fleet ca init failed"
+PKI=$HOSTS_DIR/operator/etcd-fleet/pki
 TOKEN=$(fleet token create --ttl 1h) || die "etcd-fleet token create failed"
-for name in "${NAMES[@]}"; do
-  host_run "$name" etcd-agent enroll "$TOKEN" >/dev/null || die "$name: etcd-agent enroll failed"
-  [ "$(host_run "$name" stat -c '%a %U' /etc/etcd-agent/enroll.token)" = "600 etcd-agent" ] ||
-    die "$name: enroll.token is $(host_run "$name" stat -c '%a %U' /etc/etcd-agent/enroll.token), not 600 etcd-agent"
-done
-# The agents take the token without a restart; enroll them all at once (bootstrap would too).
-wait_for "every agent enrolled" 30 \
-  fleet enroll --hosts "${ADDR[m1]},${ADDR[m2]},${ADDR[m3]},${ADDR[m4]}"
-for name in "${NAMES[@]}"; do
-  wait_for "$name: the agent answers over mutual TLS on ${ADDR[$name]}:2378" 30 \
-    fleet agent status --host "${ADDR[$name]}"
-done
+enroll_hosts m1 m2 m3 m4
 show fleet agent status --host "${ADDR[m1]}" >&2
 
 step "1. etcd-fleet bootstrap --hosts ${ADDR[m1]},${ADDR[m2]},${ADDR[m3]}"
@@ -304,12 +457,7 @@ show fleet member list -w table >&2
 show fleet endpoint health >&2 || die "not every member is healthy after the bootstrap"
 # TLS by default: https members that require a client certificate of the fleet CA.
 fleet member list | grep -q "https://${ADDR[m1]}:2380" || die "m1's peer URL is not https"
-! fleet --endpoints "${ADDR[m1]}:2379" --dial-timeout 2s get k >/dev/null 2>&1 ||
-  die "m1 answered a plaintext client"
-! netns_run op etcdctl --endpoints "https://${ADDR[m1]}:2379" \
-  --cacert "$HOSTS_DIR/operator/etcd-fleet/pki/ca.crt" --dial-timeout 2s --command-timeout 3s \
-  get k >/dev/null 2>&1 ||
-  die "m1 answered a client without a certificate"
+refuses_plaintext_and_certless m1 m2 m3
 
 step "2. in each host: systemctl status etcd-agent; journalctl -u etcd-agent"
 for name in m1 m2 m3; do
@@ -356,34 +504,12 @@ for name in m1 m2 m3; do
       die "$name: no certificate served on ${ADDR[$name]}:$port"
   done
 done
-writes_start
-wait_for "the client's first 10 writes are acknowledged" 60 writes_reached 10
-writes_before=$(writes_acked)
-rotate_t0=$(date +%s.%N)
-show fleet certs rotate >"$HOSTS_DIR/rotate.out" 2>"$HOSTS_DIR/rotate.err" && ROTATE_RC=0 ||
-  ROTATE_RC=$?
-ROTATE_SECONDS=$(hosts_since "$rotate_t0")
-writes_during=$(($(writes_acked) - writes_before))
-sed 's/^/  /' "$HOSTS_DIR/rotate.err" >&2
-cat "$HOSTS_DIR/rotate.out" >&2
-# Then 10 more writes, over new handshakes with the new certificates only, and the client stops.
-wait_for "10 more writes after the rotation" 60 writes_reached $((writes_before + writes_during + 10))
-writes_stop
-[ "$ROTATE_RC" = 0 ] || die "etcd-fleet certs rotate exited $ROTATE_RC"
-writes_failed=$(grep -c '^failed ' "$HOSTS_DIR/writes.log" || true)
-[ "$writes_failed" = 0 ] || die "$writes_failed writes failed during the certificate rotation"
-writes_total=$(writes_acked)
-[ "$writes_during" -gt 0 ] || die "no write was acknowledged while certs rotate ran"
-# Every acknowledged write is there, read through each member (a linearizable read: the
-# member's own certificate on the handshake, the cluster's latest state).
-want=$(awk '$1 == "ok" { print $2 "\t" $3 }' "$HOSTS_DIR/writes.log")
-for name in m1 m2 m3; do
-  got=$(fleet --endpoints "https://${ADDR[$name]}:2379" get rotate/ --prefix | paste - -) ||
-    die "$name: reading the written keys failed"
-  [ "$got" = "$want" ] ||
-    die "$name: the keys read back differ from the $writes_total acknowledged writes:" \
-      "$(diff <(echo "$want") <(echo "$got") | head -n 5 | paste -sd' ')"
-done
+# The client: no retries (no member restarts); its last 10 writes go over new handshakes with the
+# new certificates only.
+writes_start rotate 1
+writes_during rotate fleet certs rotate
+[ "$RUN_RC" = 0 ] || die "etcd-fleet certs rotate exited $RUN_RC"
+writes_check "https://${ADDR[m1]}:2379" "https://${ADDR[m2]}:2379" "https://${ADDR[m3]}:2379"
 grep -qx 'every member has new certificates' "$HOSTS_DIR/rotate.out" ||
   die "certs rotate did not say that every member has new certificates"
 for name in m1 m2 m3; do
@@ -408,11 +534,54 @@ for name in m1 m2 m3; do
   [ "$(etcd_pid_of "$name")" = "${ETCD_PID[$name]}" ] ||
     die "$name: etcd was restarted by the rotation (PID ${ETCD_PID[$name]} -> $(etcd_pid_of "$name"))"
 done
-slowest=$(awk '$1 == "ok" && $4 > max { max = $4 } END { print max + 0 }' "$HOSTS_DIR/writes.log")
-echo "ROTATE: certs rotate took $ROTATE_SECONDS s; writes: $writes_total acknowledged, 0 failed," \
-  "$writes_during acknowledged while it ran; slowest write ${slowest} ms" >&2
+echo "ROTATE: certs rotate took $RUN_SECONDS s; writes: $WRITES_SUMMARY" >&2
 
-step "4. power m2 off (systemctl poweroff inside it); write while it is down"
+step "4. p1..p3's plaintext cluster: enroll, adopt, etcd-fleet tls enable while a client writes"
+# The operator's inventory of this cluster, beside the first: the same fleet CA (pki/) for both.
+PLAIN_FLEET=$HOSTS_DIR/operator/etcd-fleet/plain.toml
+plain_fleet() { fleet --fleet "$PLAIN_FLEET" "$@"; }
+enroll_hosts p1 p2 p3
+# The agents hold the members of one cluster already: bootstrap adopts it, changing nothing.
+show plain_fleet bootstrap --hosts "${ADDR[p1]},${ADDR[p2]},${ADDR[p3]}" 2>&1 |
+  tee "$HOSTS_DIR/adopt.log" >&2 || die "etcd-fleet bootstrap (adopting p1..p3's cluster) failed"
+grep -q 'already holds a member of cluster "plain": adopting it' "$HOSTS_DIR/adopt.log" ||
+  die "bootstrap did not adopt p1..p3's cluster \"plain\""
+show plain_fleet member list >&2
+[ "$(plain_fleet member list | grep -c ', http://[0-9.]*:2380, http://')" = 3 ] ||
+  die "p1..p3's members are not plaintext before tls enable"
+# A member restarts under the client twice (peer certificate, then https only): a write it had
+# taken may come back unavailable, and the client sends it again, as any client of a cluster
+# whose members restart does (at most 3 attempts; every other failure is final).
+writes_start tls 3 --fleet "$PLAIN_FLEET"
+writes_during tls-enable plain_fleet tls enable
+[ "$RUN_RC" = 0 ] || die "etcd-fleet tls enable exited $RUN_RC"
+grep -qF 'cluster "plain" serves TLS only now: 3 members' "$HOSTS_DIR/tls-enable.out" ||
+  die "tls enable did not say that the cluster serves TLS only now"
+writes_check "https://${ADDR[p1]}:2379" "https://${ADDR[p2]}:2379" "https://${ADDR[p3]}:2379"
+# TLS only now: https:// in the member list and the inventory, nothing answers plaintext or a
+# client without a certificate, and the data written in plaintext before is all there.
+show plain_fleet member list >&2
+members=$(plain_fleet member list)
+if [ "$(grep -c . <<<"$members")" != 3 ] || grep -q 'http://' <<<"$members" ||
+  [ "$(grep -c ', started, p[1-3], https://[0-9.]*:2380, https://' <<<"$members")" != 3 ]; then
+  die "the member list is not three started members on https:// only after tls enable"
+fi
+! grep -n 'http://' "$PLAIN_FLEET" || die "the inventory still names http:// URLs"
+refuses_plaintext_and_certless "${PLAIN[@]}"
+[ "$(plain_fleet get plain/before-tls --print-value-only)" = v0 ] ||
+  die "the key written in plaintext before the conversion is gone"
+show plain_fleet endpoint health >&2 || die "not every member is healthy after tls enable"
+echo "TLS-ENABLE: tls enable took $RUN_SECONDS s; writes: $WRITES_SUMMARY" >&2
+# Done with p1..p3: cut off now (as the teardown would, but at once), so that the steps left run
+# on a machine no busier than before.
+KILL_PIDS=()
+for name in "${PLAIN[@]}"; do
+  host_kill "$name" &
+  KILL_PIDS+=($!)
+done
+wait "${KILL_PIDS[@]}"
+
+step "5. power m2 off (systemctl poweroff inside it); write while it is down"
 show host_poweroff m2 || die "m2 did not power off"
 ! host_alive m2 || die "m2 is still running after poweroff"
 if op_connects "${ADDR[m2]}" 2379; then
@@ -424,7 +593,7 @@ for i in 1 2 3 4 5; do
 done
 show fleet get k-during-5 >&2
 
-step "4. etcd-fleet member replace m2 --with ${ADDR[m4]}"
+step "5. etcd-fleet member replace m2 --with ${ADDR[m4]}"
 # (`&& rc=0 || rc=$?`: the exit code is checked below, after the output is shown.)
 show fleet member replace m2 --with "${ADDR[m4]}" >"$HOSTS_DIR/replace.log" 2>&1 && REPLACE_RC=0 ||
   REPLACE_RC=$?
@@ -451,7 +620,7 @@ m4_votes() { fleet status | grep -E '\| +m4 \|[^|]+\| +(leader|follower) \| +run
 wait_for "etcd-fleet status shows m4 as a running voter" 30 m4_votes
 show fleet status >&2
 
-step "5. boot m2 again: its agent starts at boot; its member was removed by the replace"
+step "6. boot m2 again: its agent starts at boot; its member was removed by the replace"
 # The replace could not reach m2's agent, so it told the operator to wipe the member there later.
 grep -E "when the host is back,.*wipe" "$HOSTS_DIR/replace.log" >/dev/null ||
   die "member replace did not say how to wipe the unreachable old member"
@@ -532,7 +701,7 @@ then
   echo "FINDING: etcd inherits NOTIFY_SOCKET from etcd-agent and notifies systemd itself" >&2
 fi
 
-step "6. systemd-analyze security etcd-agent.service (in m1)"
+step "7. systemd-analyze security etcd-agent.service (in m1)"
 security=$(host_run m1 systemd-analyze security --no-pager etcd-agent.service 2>&1 || true)
 grep -v '^✓' <<<"$security" | sed 's/^/m1| /' >&2
 score=$(grep -E 'Overall exposure level for etcd-agent.service' <<<"$security") ||
