@@ -137,11 +137,14 @@ std::shared_ptr<grpc::Channel> Client::channelFor(std::size_t slot) {
     const int max_backoff = std::max(toMillis(config_.max_reconnect_backoff), 10);
     args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, std::min(100, max_backoff));
     args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, max_backoff);
-    // gRPC's transparent retries stay on (no retry policy is configured, so nothing else is
-    // retried): a request the server never saw (its stream refused by the GOAWAY of a member that
-    // is stopping, or never written to a connection that failed) is sent again. It cannot have
-    // been applied, so this is safe for writes too; without it a rolling restart failed writes
-    // in flight to the member that stopped.
+    // No gRPC retries, not even its transparent ones. gRPC 1.51's retry code (RetryFilter, which
+    // does the transparent retries) dereferences the grpc-status of the trailers without a check:
+    // when a TLS member stops with a call in flight, the trailers come without one and the
+    // process aborts (an assertion of optional::operator* in Debian's abseil). An agent whose
+    // health read was waiting on a member without quorum died when that member stopped. A call gRPC
+    // failed before sending anything goes to the next endpoint in invoke() instead (neverSent);
+    // a write that was in flight fails as Unavailable, as etcdctl's does.
+    args.SetInt(GRPC_ARG_ENABLE_RETRIES, 0);
     // One process talks to one member per endpoint: no need for gRPC's global subchannel pool.
     args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
     if (endpoints_[slot].tls) args.SetSslTargetNameOverride(endpoints_[slot].host);

@@ -1,8 +1,10 @@
 // TLS from --cacert/--cert/--key against a real etcd that requires client certificates.
 
 #include <gtest/gtest.h>
+#include <signal.h>
 
 #include <fstream>
+#include <iterator>
 #include <thread>
 
 #include "tests/support/etcd_cluster.hpp"
@@ -110,6 +112,107 @@ TEST(Tls, ClientCertificatesWorkLikeEtcdctl) {
                               d + "/client.crt", "--key", d + "/nope.key"});
   EXPECT_NE(missing.exit_code, 0);
   EXPECT_NE(missing.err.find("nope.key"), std::string::npos) << missing.err;
+}
+
+// Starts a member of a TLS cluster of `size` on loopback ports: client https, peer http.
+struct TlsMember {
+  int client = 0, peer = 0;
+  Child etcd;
+};
+std::vector<TlsMember> startTlsCluster(const std::string& certs, const std::string& data,
+                                       int size) {
+  std::vector<TlsMember> members(size);
+  std::string initial;
+  for (int i = 0; i < size; ++i) {
+    members[i].client = freePort();
+    members[i].peer = freePort();
+    initial += (i ? "," : "") + std::string("m") + std::to_string(i) +
+               "=http://127.0.0.1:" + std::to_string(members[i].peer);
+  }
+  for (int i = 0; i < size; ++i) {
+    const std::string name = "m" + std::to_string(i);
+    const std::string curl = "https://127.0.0.1:" + std::to_string(members[i].client);
+    const std::string purl = "http://127.0.0.1:" + std::to_string(members[i].peer);
+    members[i].etcd = Child::start({etcdBinary(),
+                                    "--name",
+                                    name,
+                                    "--data-dir",
+                                    data + "/" + name,
+                                    "--listen-client-urls",
+                                    curl,
+                                    "--advertise-client-urls",
+                                    curl,
+                                    "--listen-peer-urls",
+                                    purl,
+                                    "--initial-advertise-peer-urls",
+                                    purl,
+                                    "--initial-cluster",
+                                    initial,
+                                    "--cert-file",
+                                    certs + "/server.crt",
+                                    "--key-file",
+                                    certs + "/server.key",
+                                    "--trusted-ca-file",
+                                    certs + "/ca.crt",
+                                    "--client-cert-auth"},
+                                   {}, data + "/" + name + ".log", true);
+  }
+  return members;
+}
+
+// Whether process `pid` has an established TCP connection to 127.0.0.1:port (its call is on the
+// wire), from ss(8).
+bool connectedTo(pid_t pid, int port) {
+  auto ss =
+      run({"ss", "-Htnp", "state", "established", "dst", "127.0.0.1:" + std::to_string(port)});
+  return ss.out.find("pid=" + std::to_string(pid) + ",") != std::string::npos;
+}
+
+// A call in flight when its TLS member stops fails with a message; gRPC 1.51's retry code
+// aborted the process there (the trailers of such a call carry no grpc-status), which killed an
+// etcd-agent whose health read was waiting when its etcd stopped.
+TEST(Tls, ACallInFlightWhenItsMemberStopsFailsAndDoesNotAbort) {
+  TempDir certs;
+  makeCertificates(certs.path());
+  if (::testing::Test::HasFatalFailure()) return;
+  const std::string d = certs.path();
+  TempDir data;
+  auto members = startTlsCluster(d, data.path(), 3);
+  const std::vector<std::string> tls = {"--cacert",        d + "/ca.crt", "--cert",
+                                        d + "/client.crt", "--key",       d + "/client.key"};
+  const std::string first = "https://127.0.0.1:" + std::to_string(members[0].client);
+  auto with = [&](std::vector<std::string> args) {
+    args.insert(args.end(), tls.begin(), tls.end());
+    return args;
+  };
+  bool up = false;
+  for (int i = 0; i < 200 && !up; ++i) {
+    up = etcdctl(first, with({"endpoint", "health"}), {.timeout = 10s}).exit_code == 0;
+    if (!up) std::this_thread::sleep_for(100ms);
+  }
+  ASSERT_TRUE(up) << "the TLS cluster did not come up";
+  // Without quorum, a linearizable read waits on the last member until its deadline.
+  members[1].etcd.stop(SIGTERM);
+  members[2].etcd.stop(SIGTERM);
+  const std::string err_path = data.path() + "/fleet.err";
+  std::vector<std::string> argv = {fleetBinary(), "--endpoints", first,  "--command-timeout",
+                                   "60s",         "get",         "waits"};
+  argv.insert(argv.end(), tls.begin(), tls.end());
+  Child get = Child::start(argv, {}, err_path);
+  bool waiting = false;
+  for (int i = 0; i < 300 && !waiting && get.running(); ++i) {
+    waiting = connectedTo(get.pid(), members[0].client);
+    if (!waiting) std::this_thread::sleep_for(100ms);
+  }
+  ASSERT_TRUE(waiting) << "etcd-fleet get never reached the member";
+  members[0].etcd.stop(SIGTERM);
+  auto ended = get.wait(60s);
+  EXPECT_EQ(ended.signal, 0) << "etcd-fleet died by a signal: " << ended.signal;
+  EXPECT_EQ(ended.exit_code, 1);
+  std::ifstream in(err_path);
+  const std::string err((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(err.find("127.0.0.1:" + std::to_string(members[0].client)), std::string::npos) << err;
+  EXPECT_EQ(err.find("Assertion"), std::string::npos) << err;
 }
 
 }  // namespace
