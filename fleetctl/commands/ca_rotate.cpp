@@ -7,6 +7,7 @@
 
 #include "fleet/ca_rotate.hpp"
 #include "fleetctl/commands/fleet_io.hpp"
+#include "tls/fleet_pki.hpp"
 
 namespace etcdagent::fleet {
 namespace {
@@ -25,6 +26,7 @@ CommandResult runCaRotate(Context& ctx) {
                                 .dialer = [](const AgentTls& tls) -> std::unique_ptr<AgentDialer> {
                                   return std::make_unique<GrpcAgentDialer>(tls);
                                 },
+                                .trust_only = ctx.flags().getBool("trust-only"),
                                 .keep_old = ctx.flags().getBool("keep-old"),
                                 .call_timeout = ctx.flags().getDuration("timeout"),
                                 .health_timeout = ctx.flags().getDuration("health-timeout")});
@@ -37,6 +39,12 @@ CommandResult runCaRotate(Context& ctx) {
   }
   if (done->finished) {
     ctx.out() << "the fleet CA is " << done->new_ca << "; the old CA is trusted nowhere"
+              << std::endl;
+  } else if (done->next == RotationStep::kReissue) {
+    ctx.out() << "every member trusts the old CA and the new CA " << done->new_ca
+              << ", and still presents certificates of the old one: give your applications "
+              << tls::fleetPkiPaths(ctx.global().fleet_path).ca_cert
+              << " (both CAs) as their CA file, then run etcd-fleet ca rotate again to re-issue"
               << std::endl;
   } else {
     ctx.out() << "every member has certificates of the new CA " << done->new_ca
@@ -52,7 +60,9 @@ CommandResult runCaRotate(Context& ctx) {
 Command caRotateCommand() {
   return {
       .name = "rotate",
-      .usage = "ca rotate [--keep-old] [--timeout DURATION] [--health-timeout DURATION]",
+      .usage =
+          "ca rotate [--trust-only] [--keep-old] [--timeout DURATION] "
+          "[--health-timeout DURATION]",
       .summary = "Replaces the fleet CA: trust old and new, re-issue, drop the old",
       .description =
           "\tMakes a new CA and rolls it out one member at a time (followers first, the leader\n"
@@ -62,14 +72,20 @@ Command caRotateCommand() {
           "\tre-issued under it (as certs rotate); every agent and etcd trusts the new CA\n"
           "\talone (another rolling restart); pki/ca.crt keeps the new CA alone. Enrollment\n"
           "\ttokens made before the switch pin the old CA and cannot enroll any more: create\n"
-          "\tnew ones. Certificates of the old CA (applications') stop working at the last\n"
-          "\tstep: --keep-old stops before it, and the next run finishes. Journaled in\n"
-          "\tpki/rotation.json: after a failure or Ctrl-C, run it again to continue.",
+          "\tnew ones. Applications whose CA file holds only the old CA cannot verify the\n"
+          "\tmembers from the re-issue on: --trust-only stops before it (give them\n"
+          "\tpki/ca.crt, which holds both, meanwhile). Certificates of the old CA\n"
+          "\t(applications') stop working at the last step: --keep-old stops before it. The\n"
+          "\tnext run continues. Journaled in pki/rotation.json: after a failure or Ctrl-C,\n"
+          "\trun it again to continue.",
       .flags =
           [](FlagSet& f) {
-            f.boolean("keep-old", 0, false,
-                      "stop once everything has certificates of the new CA, still trusting the "
-                      "old one")
+            f.boolean("trust-only", 0, false,
+                      "stop once every member trusts the old and the new CA, before anything is "
+                      "re-issued")
+                .boolean("keep-old", 0, false,
+                         "stop once everything has certificates of the new CA, still trusting the "
+                         "old one")
                 .duration("timeout", 0, "10s", "how long to wait for each agent call")
                 .duration("health-timeout", 0, "90s",
                           "how long a member may take to be healthy again after its step");

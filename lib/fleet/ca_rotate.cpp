@@ -44,10 +44,13 @@ class CaRotation {
           if (auto r = trustBoth(); !r) return fail(r.error());
           break;
         case RotationStep::kReissue:
+          if (request_.trust_only) return pausedBefore(RotationStep::kReissue);
           if (auto r = reissue(); !r) return fail(r.error());
           break;
         case RotationStep::kTrustNew:
-          if (request_.keep_old) return report_;
+          if (request_.trust_only || request_.keep_old) {
+            return pausedBefore(RotationStep::kTrustNew);
+          }
           if (auto r = trustNew(); !r) return fail(r.error());
           report_.finished = true;
           return report_;
@@ -58,6 +61,11 @@ class CaRotation {
 
  private:
   Result<tls::FleetPki> pki() const { return tls::loadFleetPki(request_.fleet_path); }
+
+  RotateCaReport pausedBefore(RotationStep next) {
+    report_.next = next;
+    return report_;
+  }
 
   Result<void> begin() {
     auto current = pki();

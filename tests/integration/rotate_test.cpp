@@ -27,6 +27,7 @@ namespace {
 
 using namespace std::chrono_literals;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 // What a server presented in a TLS handshake: its certificate's serial and public key.
 struct Served {
@@ -410,7 +411,8 @@ std::string caFingerprint(const std::string& pem_file) {
 }
 
 // CA rotation, the whole documented path on a real TLS fleet under writes: trust old and new
-// (rolling etcd restarts), re-issue under the new CA, (applications get certificates of the new
+// (rolling etcd restarts; --trust-only pauses there, members still verified by the old CA alone),
+// re-issue under the new CA, (applications get certificates of the new
 // CA), drop the old CA (another rolling restart). No write fails; in the end every port serves a
 // certificate of the new CA, nothing trusts the old one, and a client of the old CA is refused.
 TEST_F(Rotate, TheFleetCaIsReplacedTrustingBothThenReissuingThenDroppingTheOld) {
@@ -426,6 +428,25 @@ TEST_F(Rotate, TheFleetCaIsReplacedTrustingBothThenReissuingThenDroppingTheOld) 
   // (docs/security.md, "CA rotation"), so these clients send a failed write again.
   startWriters(3);
   if (HasFatalFailure()) return;
+  // --trust-only: every member trusts both CAs and still presents certificates of the old one,
+  // so an application whose CA file holds only the old CA still verifies them: the pause in
+  // which applications get the bundle (pki/ca.crt).
+  auto trusted = underWrites([&] { return etcdFleet({"ca", "rotate", "--trust-only"}, 300s); });
+  ASSERT_EQ(trusted.exit_code, 0) << trusted.out << trusted.err;
+  EXPECT_THAT(trusted.out, HasSubstr("still presents certificates of the old one"));
+  const auto verifiesUnder = [&](const std::string& ca_file, const std::string& address) {
+    auto hello = run({"openssl", "s_client", "-connect", address, "-CAfile", ca_file, "-cert",
+                      appCert(), "-key", appKey(), "-verify_return_error"},
+                     {.timeout = 20s});
+    return hello.out.find("Verify return code: 0 (ok)") != std::string::npos;
+  };
+  for (const auto& a : agents_) {
+    EXPECT_THAT(trusted.out, HasSubstr("trust-both " + a->options().name));
+    EXPECT_EQ(certBlocks(a->pkiDir() + "/ca.crt"), certBlocks(pki_ + "/ca.crt"))
+        << a->options().name;
+    EXPECT_TRUE(verifiesUnder(old_ca_file, a->clientEndpoint())) << a->options().name;
+  }
+  EXPECT_THAT(trusted.out, Not(HasSubstr("reissue ")));
   auto kept = underWrites([&] { return etcdFleet({"ca", "rotate", "--keep-old"}, 300s); });
   ASSERT_EQ(kept.exit_code, 0) << kept.out << kept.err << readText(agents_[0]->logPath());
   EXPECT_THAT(kept.out, HasSubstr("still trusts the old one"));
@@ -438,8 +459,10 @@ TEST_F(Rotate, TheFleetCaIsReplacedTrustingBothThenReissuingThenDroppingTheOld) 
     EXPECT_EQ(certBlocks(a->pkiDir() + "/ca.crt"), certBlocks(pki_ + "/ca.crt"))
         << a->options().name;
     EXPECT_NE(localStatus(*a).etcd_pid(), pids[a->options().name]) << "etcd was not restarted";
-    EXPECT_THAT(kept.out, HasSubstr("trust-both " + a->options().name));
     EXPECT_THAT(kept.out, HasSubstr("reissue " + a->options().name));
+    // From the re-issue on, the old CA alone no longer verifies the members; the bundle does.
+    EXPECT_FALSE(verifiesUnder(old_ca_file, a->clientEndpoint())) << a->options().name;
+    EXPECT_TRUE(verifiesUnder(pki_ + "/ca.crt", a->clientEndpoint())) << a->options().name;
   }
   // The application takes a certificate of the new CA before the old one goes.
   const std::string old_app = appDir();

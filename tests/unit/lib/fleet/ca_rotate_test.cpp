@@ -1,6 +1,7 @@
 // The CA rotation flow against an in-memory fleet: the steps in order (trust both with a restart
 // per member, the switch of the signer, the re-issue, trust the new CA with another restart),
-// what etcd-fleet trusts and presents at each step, --keep-old, and a run stopped in a step that
+// what etcd-fleet trusts and presents at each step, --trust-only, --keep-old, and a run stopped in
+// a step that
 // the next run finishes.
 
 #include "fleet/ca_rotate.hpp"
@@ -31,7 +32,7 @@ struct RotateCa : ::testing::Test {
     old_ca = tls::spkiFingerprint(made->ca.cert);
   }
 
-  Result<fleet::RotateCaReport> rotate(bool keep_old = false) {
+  Result<fleet::RotateCaReport> rotate(bool keep_old = false, bool trust_only = false) {
     return fleet::rotateCa(
         w.env(),
         {.inventory = w.inventory(),
@@ -40,6 +41,7 @@ struct RotateCa : ::testing::Test {
            dialled_with.push_back(tls);
            return std::make_unique<FakeAgents>(w.fleet);
          },
+         .trust_only = trust_only,
          .keep_old = keep_old});
   }
 
@@ -119,6 +121,35 @@ TEST_F(RotateCa, KeepOldStopsBeforeTheDropAndTheNextRunDropsTheOldCa) {
     EXPECT_EQ(certCount(h->trust_pem), 1U);
     EXPECT_EQ(h->rotations, 1) << "re-issued twice";
   }
+}
+
+// --trust-only pauses between trust-both and the re-issue: every member trusts both CAs and still
+// presents its certificates of the old one, so applications can get the bundle first. Running it
+// again changes nothing; the next plain run re-issues and drops the old CA.
+TEST_F(RotateCa, TrustOnlyStopsBeforeTheReissueAndTheNextRunFinishes) {
+  const auto before = hosts[0]->certs;
+  auto trusted = rotate(false, true);
+  ASSERT_TRUE(trusted) << trusted.error().message;
+  EXPECT_FALSE(trusted->finished);
+  EXPECT_EQ(trusted->next, fleet::RotationStep::kReissue);
+  EXPECT_EQ(pki().trust.size(), 2U);
+  EXPECT_EQ(tls::spkiFingerprint(pki().ca.cert), trusted->new_ca) << "the new CA signs";
+  for (auto* h : hosts) EXPECT_EQ(certCount(h->trust_pem), 2U) << h->member_name;
+  EXPECT_EQ(callers("installCertificates").size(), 0U);
+  EXPECT_EQ(hosts[0]->certs, before) << "re-issued before the pause";
+
+  auto again = rotate(false, true);
+  ASSERT_TRUE(again) << again.error().message;
+  EXPECT_TRUE(again->resumed);
+  EXPECT_EQ(again->next, fleet::RotationStep::kReissue);
+  EXPECT_EQ(callers("installTrust").size(), 3U) << "trust-both ran again";
+
+  auto done = rotate();
+  ASSERT_TRUE(done) << done.error().message;
+  EXPECT_TRUE(done->finished);
+  EXPECT_EQ(done->new_ca, trusted->new_ca);
+  EXPECT_EQ(callers("installCertificates").size(), 3U);
+  for (auto* h : hosts) EXPECT_EQ(certCount(h->trust_pem), 1U) << h->member_name;
 }
 
 TEST_F(RotateCa, AStepStoppedAtAMemberIsFinishedByTheNextRun) {
