@@ -39,6 +39,7 @@
 #include "fleet/token_store.hpp"
 #include "tests/support/agent_harness.hpp"
 #include "tests/support/etcd_cluster.hpp"
+#include "tests/support/files.hpp"
 #include "tls/csr.hpp"
 #include "tls/fleet_pki.hpp"
 #include "tls/self_signed.hpp"
@@ -79,16 +80,6 @@ std::map<std::string, std::string> filesIn(const std::string& dir) {
     out[entry.path().filename().string()] = text(entry.path().string());
   }
   return out;
-}
-
-template <class Done>
-bool eventually(Done done, std::chrono::milliseconds timeout = 30s) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (!done()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(50ms);
-  }
-  return true;
 }
 
 // ---- TLS identities and raw calls -------------------------------------------------------------

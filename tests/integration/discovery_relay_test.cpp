@@ -21,17 +21,13 @@
 #include "etcdagent/v1/agent.grpc.pb.h"
 #include "tests/support/agent_harness.hpp"
 #include "tests/support/etcd_cluster.hpp"
+#include "tests/support/files.hpp"
 
 namespace etcdagent::testing {
 namespace {
 
 using namespace std::chrono_literals;
 using ::testing::HasSubstr;
-
-// A file's text ("" when it cannot be read: the assertions then say what is missing).
-std::string readText(const std::string& path) {
-  return readFile(path).value_or("");
-}
 
 std::string trimmed(const std::string& text) {
   return std::string(trimSpace(text));
@@ -81,16 +77,6 @@ RunResult curl(const std::vector<std::string>& args, std::vector<std::string> pr
   return run(prefix, {.timeout = 20s});
 }
 
-template <class Done>
-bool eventually(Done done, std::chrono::milliseconds timeout = 60s) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (!done()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(100ms);
-  }
-  return true;
-}
-
 class DiscoveryRelayTest : public ::testing::Test {
  protected:
   TempDir dir_;
@@ -132,7 +118,7 @@ class DiscoveryRelayTest : public ::testing::Test {
                                                           std::filesystem::perms::owner_write);
     }
     agent.start();
-    EXPECT_TRUE(eventually([&] { return socketStatus(agent).has_value(); }))
+    EXPECT_TRUE(eventually([&] { return socketStatus(agent).has_value(); }, 60s))
         << readText(agent.logPath());
     return agent;
   }
@@ -188,10 +174,13 @@ TEST_F(DiscoveryRelayTest, BootstrapModeDiscoveryOfEnrolledAgentsFormsATlsCluste
         << agent->options().name;
     // bootstrap returns once etcd answers as a cluster; each agent says so after its next probe.
     std::optional<v1::AgentStatus> s;
-    EXPECT_TRUE(eventually([&] {
-      s = socketStatus(*agent);
-      return s && s->healthy();
-    })) << (s ? s->DebugString() : "no status");
+    EXPECT_TRUE(eventually(
+        [&] {
+          s = socketStatus(*agent);
+          return s && s->healthy();
+        },
+        60s))
+        << (s ? s->DebugString() : "no status");
     ASSERT_TRUE(s);
     EXPECT_EQ(s->plan_mode(), v1::PLAN_MODE_DISCOVERY);
   }
@@ -254,7 +243,7 @@ TEST_F(DiscoveryRelayTest, AgentsGivenTheCoordinatorInAgentTomlFormATlsClusterTh
   const std::string bootstrap = "[bootstrap]\ndiscovery = \"" + url + "\"\n";
   std::ofstream(m5.configPath(), std::ios::app) << bootstrap;
   m5.start();
-  ASSERT_TRUE(eventually([&] { return socketStatus(m5).has_value(); }));
+  ASSERT_TRUE(eventually([&] { return socketStatus(m5).has_value(); }, 60s));
   auto& m6 = startAgent("m6", 82, bootstrap);
   auto& m7 = startAgent("m7", 83, bootstrap);
 
@@ -370,11 +359,13 @@ TEST_F(DiscoveryRelayTest, AnUnreachableCoordinatorIsNamedUntilItAnswersAgain) {
   const std::string named = "discovery relay: cannot reach the coordinating agent " +
                             coordinator.apiAddress() + " (" + url + ")";
   std::optional<v1::AgentStatus> s;
-  ASSERT_TRUE(eventually([&] {
-    s = socketStatus(member);
-    return s && s->last_error().find(named) != std::string::npos;
-  })) << (s ? s->DebugString() : "no status")
-      << readText(member.logPath());
+  ASSERT_TRUE(eventually(
+      [&] {
+        s = socketStatus(member);
+        return s && s->last_error().find(named) != std::string::npos;
+      },
+      60s))
+      << (s ? s->DebugString() : "no status") << readText(member.logPath());
   EXPECT_THAT(s->last_error(), HasSubstr("etcd keeps retrying"));
   EXPECT_THAT(readText(member.logPath()), HasSubstr(named));
 
@@ -399,12 +390,14 @@ TEST_F(DiscoveryRelayTest, ACoordinatorOutsideTheFleetIsRefusedAndNamed) {
   auto& member = startAgent("m1", 79, "[bootstrap]\ndiscovery = \"" + url + "\"\n");
   enroll(member);
   std::optional<v1::AgentStatus> s;
-  ASSERT_TRUE(eventually([&] {
-    s = socketStatus(member);
-    return s && s->last_error().find("discovery relay: the coordinating agent " +
-                                     stranger.apiAddress()) != std::string::npos;
-  })) << (s ? s->DebugString() : "no status")
-      << readText(member.logPath());
+  ASSERT_TRUE(eventually(
+      [&] {
+        s = socketStatus(member);
+        return s && s->last_error().find("discovery relay: the coordinating agent " +
+                                         stranger.apiAddress()) != std::string::npos;
+      },
+      60s))
+      << (s ? s->DebugString() : "no status") << readText(member.logPath());
   EXPECT_THAT(s->last_error(), HasSubstr("not signed by this agent's fleet CA"));
   EXPECT_FALSE(s->healthy());
 }

@@ -38,23 +38,6 @@ std::string keyName(int i) {
   return buf;
 }
 
-std::string readText(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-template <class Done>
-bool eventually(Done done, std::chrono::milliseconds timeout = 30s) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (!done()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(100ms);
-  }
-  return true;
-}
-
 // A client application: `etcd-fleet put` without --endpoints, so it dials the inventory's client
 // URLs (it follows the clients' switch to https://) and fails over between them. A write that
 // fails is tried again, as a client does; one that fails kAttempts times in a row is a failed
