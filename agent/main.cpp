@@ -11,6 +11,7 @@
 #include "agent/daemon/check_config.hpp"
 #include "agent/enroll/enrollment.hpp"
 #include "common/version.hpp"
+#include "tls/openssl_lifetime.hpp"
 
 namespace {
 
@@ -57,6 +58,7 @@ int enroll(const std::string& token_text, const std::string& config_path) {
 }
 
 int main(int argc, char** argv) {
+  etcdagent::tls::keepOpenSslUntilExit();
   std::string config_path(kDefaultConfigPath);
   bool check = false;
   bool insecure = false;
