@@ -214,12 +214,11 @@ Result<std::size_t> Client::pick(Clock::time_point deadline) {
   if (const auto reason = tls ? lastTlsErrorSince(tls_mark) : ""; !reason.empty()) {
     const bool with_cert = presented && !config_.tls.cert_file.empty();
     const auto hint = tlsFailureHint(reason, with_cert);
-    return fail(Errc::kUnavailable,
-                prefix + ": the TLS connection failed (" + reason + ")" +
-                    (hint.empty() ? "" : ": " + hint) +
-                    (config_.tls.cert_problem.empty() || !with_cert
-                         ? ""
-                         : "; the client certificate: " + config_.tls.cert_problem));
+    return fail(Errc::kUnavailable, prefix + ": the TLS connection failed (" + reason + ")" +
+                                        (hint.empty() ? "" : ": " + hint) +
+                                        (config_.tls.cert_problem.empty() || !with_cert
+                                             ? ""
+                                             : "; " + config_.tls.cert_problem));
   }
   return fail(
       Errc::kUnavailable,

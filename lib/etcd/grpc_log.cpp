@@ -71,8 +71,8 @@ std::string tlsFailureHint(const std::string& reason, bool presented_cert) {
   if (has("alert certificate required") || has("alert bad certificate") ||
       has("alert unknown ca") || has("alert certificate expired") ||
       has("alert certificate unknown")) {
-    return presented_cert ? "the server refused the client certificate (--cert): it must be "
-                            "signed by a CA the server trusts and be valid now"
+    return presented_cert ? "the server refused the client certificate: it must be signed by a "
+                            "CA the server trusts and be valid now"
                           : "the server requires a client certificate: pass --cert and --key "
                             "(etcd-fleet uses the fleet's own when it runs with the fleet's "
                             "inventory)";

@@ -731,9 +731,11 @@ TEST_F(BadInput, AnEnrolledMemberServesOnlyValidCertificatesOfItsFleetAndStaysAs
                          dir_.path() + "/" + name + "/fleet.toml");
     EXPECT_NE(get.exit_code, 0) << name << ": " << get.out;
     EXPECT_EQ(get.out.find("data"), std::string::npos) << name;
-    EXPECT_THAT(get.err,
-                HasSubstr("; the client certificate is likely refused: " + dir_.path() + "/" +
-                          name + "/pki/fleet.crt: the certificate CN=etcd-fleet " + why))
+    EXPECT_THAT(get.err, HasSubstr("the TLS connection failed (sslv3 alert bad certificate): the "
+                                   "server refused the client certificate: it must be signed by a "
+                                   "CA the server trusts and be valid now; " +
+                                   dir_.path() + "/" + name +
+                                   "/pki/fleet.crt: the certificate CN=etcd-fleet " + why))
         << name;
   }
   auto no_ca = etcdFleet({"agent", "status", "--host", agent->apiAddress()},

@@ -65,7 +65,7 @@ TEST_F(GrpcLog, EachTlsReasonSaysWhatToDo) {
   EXPECT_THAT(tlsFailureHint("tlsv13 alert certificate required", false),
               HasSubstr("requires a client certificate"));
   EXPECT_THAT(tlsFailureHint("sslv3 alert bad certificate", true),
-              HasSubstr("refused the client certificate (--cert)"));
+              HasSubstr("refused the client certificate: it must be signed by a CA"));
   EXPECT_THAT(tlsFailureHint("tlsv1 alert unknown ca", true),
               HasSubstr("refused the client certificate"));
   EXPECT_THAT(tlsFailureHint("certificate verify failed", false),
