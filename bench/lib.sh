@@ -10,7 +10,8 @@
 #   port [HOST]             a free TCP port on HOST (default 127.0.0.1), bound there for a moment
 #   now                     seconds since the epoch, with nanoseconds
 #   elapsed T0 T1           T1 - T0 in seconds, two decimals
-#   bench_start_agent ...   an etcd-agent with its own agent.toml (below)
+#   bench_launch_agent ...  an etcd-agent with its own agent.toml (below), not waited for
+#   bench_start_agent ...   the same in plaintext, waited for until it answers
 
 bench_stop_pids() {
   local p
@@ -49,14 +50,24 @@ now() { date +%s.%N; }
 
 elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b - a }'; }
 
-# bench_start_agent DIR NAME HOST TOKEN [TOML_LINES]: writes DIR/NAME/agent.toml (free ports on
-# HOST, etcd at $ETCD, TOML_LINES appended to its [etcd] table), starts etcd-agent and waits
-# (bounded: 10 s) until it answers. Sets BENCH_AGENT_API (HOST:PORT) and BENCH_AGENT_PID (also in
-# PIDS).
-bench_start_agent() {
-  local dir=$1 name=$2 h=$3 token=$4 extra=${5:-} api _
+# bench_launch_agent DIR NAME HOST TOKEN [TOML_LINES] [ENROLL_TOKEN]: writes DIR/NAME/agent.toml
+# (free ports on HOST, etcd at $ETCD, TOML_LINES appended to its [etcd] table) and starts
+# etcd-agent, without waiting for it. Without ENROLL_TOKEN the agent serves its API in plaintext
+# (insecure: loopback only); with it, the token goes to DIR/NAME/enroll.token (0600) and the agent
+# waits for enrollment (etcd-fleet bootstrap or enroll). Sets BENCH_AGENT_API (HOST:PORT) and
+# BENCH_AGENT_PID (also in PIDS).
+bench_launch_agent() {
+  local dir=$1 name=$2 h=$3 token=$4 extra=${5:-} enroll=${6:-} api security
   api=$(port "$h")
   mkdir -p "$dir/$name"
+  if [ -n "$enroll" ]; then
+    printf '%s\n' "$enroll" >"$dir/$name/enroll.token"
+    chmod 600 "$dir/$name/enroll.token"
+    security="[enroll]
+token_file = \"$dir/$name/enroll.token\""
+  else
+    security="insecure = true"
+  fi
   cat >"$dir/$name/agent.toml" <<EOT
 [member]
 name = "$name"
@@ -68,9 +79,9 @@ data_root = "$dir/$name/data"
 token = "$token"
 [agent]
 api_listen = "$h:$api"
-insecure = true
 http_listen = "$h:$(port "$h")"
 api_socket = "$dir/$name/api.sock"
+$security
 [etcd]
 binary = "$ETCD"
 $extra
@@ -79,11 +90,18 @@ EOT
   BENCH_AGENT_PID=$!
   PIDS+=("$BENCH_AGENT_PID")
   BENCH_AGENT_API="$h:$api"
+}
+
+# bench_start_agent DIR NAME HOST TOKEN [TOML_LINES]: bench_launch_agent in plaintext, then waits
+# (bounded: 10 s) until the agent answers.
+bench_start_agent() {
+  local _
+  bench_launch_agent "$@" || return 1
   for _ in $(seq 1 100); do
     "$FLEET" agent status --host "$BENCH_AGENT_API" >/dev/null 2>&1 && return 0
     sleep 0.1
   done
-  echo "etcd-agent $name on $BENCH_AGENT_API did not answer within 10 s:" >&2
-  tail -5 "$dir/$name/agent.log" >&2
+  echo "etcd-agent $2 on $BENCH_AGENT_API did not answer within 10 s:" >&2
+  tail -5 "$1/$2/agent.log" >&2
   return 1
 }

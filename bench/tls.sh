@@ -29,45 +29,15 @@ ms() { date +%s%3N; }
 median() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 
 # start_agents DIR FIRST_OCTET MODE: N agents on 127.0.0.FIRST.., MODE tls (a token in each
-# agent's token_file) or plain (insecure). Leaves their API addresses in APIS (comma-separated).
+# agent's token_file) or plain (insecure), none waited for (bootstrap waits for them). Leaves
+# their API addresses in APIS (comma-separated).
 start_agents() {
-  local dir=$1 first=$2 mode=$3 i h extra token=""
+  local dir=$1 first=$2 mode=$3 i token=""
   APIS=""
   [ "$mode" = plain ] || token=$("$FLEET" --fleet "$dir/fleet.toml" token create --ttl 1h 2>/dev/null)
   for ((i = 1; i <= MEMBERS; i++)); do
-    h=127.0.0.$((first + i - 1))
-    mkdir -p "$dir/m$i"
-    if [ "$mode" = plain ]; then
-      extra='insecure = true'
-    else
-      printf '%s\n' "$token" >"$dir/m$i/enroll.token"
-      chmod 600 "$dir/m$i/enroll.token"
-      extra=""
-    fi
-    local api
-    api=$(port "$h")
-    cat >"$dir/m$i/agent.toml" <<EOT
-[member]
-name = "m$i"
-advertise_host = "$h"
-client_port = $(port "$h")
-peer_port = $(port "$h")
-data_root = "$dir/m$i/data"
-[cluster]
-token = "bench-tls"
-[agent]
-api_listen = "$h:$api"
-http_listen = "$h:$(port "$h")"
-api_socket = "$dir/m$i/api.sock"
-$extra
-[enroll]
-token_file = "$dir/m$i/enroll.token"
-[etcd]
-binary = "$ETCD"
-EOT
-    "$AGENT" --config "$dir/m$i/agent.toml" >"$dir/m$i/agent.log" 2>&1 &
-    PIDS+=($!)
-    APIS+="${APIS:+,}$h:$api"
+    bench_launch_agent "$dir" "m$i" "127.0.0.$((first + i - 1))" bench-tls "" "$token"
+    APIS+="${APIS:+,}$BENCH_AGENT_API"
   done
 }
 
