@@ -85,36 +85,14 @@ TEST(TlsPki, CertificatesFromTheFleetCaServeEtcdToEtcdctlWithClientCertAuth) {
   const int client = freePort(), peer = freePort();
   const std::string curl = "https://127.0.0.1:" + std::to_string(client);
   const std::string purl = "https://127.0.0.1:" + std::to_string(peer);
-  Child etcd = Child::start({etcdBinary(),
-                             "--name",
-                             "m1",
-                             "--data-dir",
-                             work.path() + "/data",
-                             "--listen-client-urls",
-                             curl,
-                             "--advertise-client-urls",
-                             curl,
-                             "--listen-peer-urls",
-                             purl,
-                             "--initial-advertise-peer-urls",
-                             purl,
-                             "--initial-cluster",
-                             "m1=" + purl,
-                             "--cert-file",
-                             d + "/etcd-server.crt",
-                             "--key-file",
-                             d + "/etcd-server.key",
-                             "--trusted-ca-file",
-                             paths.ca_cert,
-                             "--client-cert-auth",
-                             "--peer-cert-file",
-                             d + "/etcd-peer.crt",
-                             "--peer-key-file",
-                             d + "/etcd-peer.key",
-                             "--peer-trusted-ca-file",
-                             paths.ca_cert,
-                             "--peer-client-cert-auth"},
-                            {}, work.path() + "/etcd.log", true);
+  auto argv = etcdMemberArgv("m1", work.path() + "/data", curl, purl, "m1=" + purl);
+  argv.insert(
+      argv.end(),
+      {"--cert-file=" + d + "/etcd-server.crt", "--key-file=" + d + "/etcd-server.key",
+       "--trusted-ca-file=" + paths.ca_cert, "--client-cert-auth",
+       "--peer-cert-file=" + d + "/etcd-peer.crt", "--peer-key-file=" + d + "/etcd-peer.key",
+       "--peer-trusted-ca-file=" + paths.ca_cert, "--peer-client-cert-auth"});
+  Child etcd = Child::start(argv, {}, work.path() + "/etcd.log", true);
   const std::vector<std::string> tls = {"--cacert",       paths.ca_cert, "--cert",
                                         paths.fleet_cert, "--key",       paths.fleet_key};
   auto with = [&](std::vector<std::string> args) {

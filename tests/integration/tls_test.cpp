@@ -38,50 +38,73 @@ void makeCertificates(const std::string& dir) {
   }
 }
 
+// A TLS cluster of `size` members of etcd on loopback ports (client https with client
+// certificate auth, peer http), with the certificates of makeCertificates in `certs`.
+struct TlsMember {
+  int client = 0, peer = 0;
+  Child etcd;
+};
+std::vector<TlsMember> startTlsCluster(const std::string& certs, const std::string& data,
+                                       int size) {
+  std::vector<TlsMember> members(size);
+  std::string initial;
+  for (int i = 0; i < size; ++i) {
+    members[i].client = freePort();
+    members[i].peer = freePort();
+    initial += (i ? "," : "") + std::string("m") + std::to_string(i) +
+               "=http://127.0.0.1:" + std::to_string(members[i].peer);
+  }
+  for (int i = 0; i < size; ++i) {
+    const std::string name = "m" + std::to_string(i);
+    const std::string curl = "https://127.0.0.1:" + std::to_string(members[i].client);
+    const std::string purl = "http://127.0.0.1:" + std::to_string(members[i].peer);
+    auto argv = etcdMemberArgv(name, data + "/" + name, curl, purl, initial);
+    argv.insert(argv.end(),
+                {"--cert-file=" + certs + "/server.crt", "--key-file=" + certs + "/server.key",
+                 "--trusted-ca-file=" + certs + "/ca.crt", "--client-cert-auth"});
+    members[i].etcd = Child::start(argv, {}, data + "/" + name + ".log", true);
+  }
+  return members;
+}
+
+// Whether process `pid` has an established TCP connection to 127.0.0.1:port (its call is on the
+// wire), from ss(8).
+bool connectedTo(pid_t pid, int port) {
+  auto ss =
+      run({"ss", "-Htnp", "state", "established", "dst", "127.0.0.1:" + std::to_string(port)});
+  return ss.out.find("pid=" + std::to_string(pid) + ",") != std::string::npos;
+}
+
+// `args` with the TLS flags of makeCertificates' client certificate (etcdctl's and etcd-fleet's).
+std::vector<std::string> withClientCert(std::vector<std::string> args, const std::string& certs) {
+  args.insert(args.end(), {"--cacert", certs + "/ca.crt", "--cert", certs + "/client.crt", "--key",
+                           certs + "/client.key"});
+  return args;
+}
+
+// Waits (bounded: 20 s) until etcd at `url` answers etcdctl with the client certificate.
+bool healthy(const std::string& url, const std::string& certs) {
+  for (int i = 0; i < 200; ++i) {
+    if (etcdctl(url, withClientCert({"endpoint", "health"}, certs), {.timeout = 10s}).exit_code ==
+        0) {
+      return true;
+    }
+    std::this_thread::sleep_for(100ms);
+  }
+  return false;
+}
+
 TEST(Tls, ClientCertificatesWorkLikeEtcdctl) {
   TempDir certs;
   makeCertificates(certs.path());
   if (::testing::Test::HasFatalFailure()) return;
   const std::string d = certs.path();
   TempDir data;
-  const int client = freePort(), peer = freePort();
+  auto members = startTlsCluster(d, data.path(), 1);
+  const int client = members[0].client;
   const std::string curl = "https://127.0.0.1:" + std::to_string(client);
-  const std::string purl = "http://127.0.0.1:" + std::to_string(peer);
-  Child etcd = Child::start({etcdBinary(),
-                             "--name",
-                             "t",
-                             "--data-dir",
-                             data.path() + "/d",
-                             "--listen-client-urls",
-                             curl,
-                             "--advertise-client-urls",
-                             curl,
-                             "--listen-peer-urls",
-                             purl,
-                             "--initial-advertise-peer-urls",
-                             purl,
-                             "--initial-cluster",
-                             "t=" + purl,
-                             "--cert-file",
-                             d + "/server.crt",
-                             "--key-file",
-                             d + "/server.key",
-                             "--trusted-ca-file",
-                             d + "/ca.crt",
-                             "--client-cert-auth"},
-                            {}, data.path() + "/etcd.log", true);
-  const std::vector<std::string> tls = {"--cacert",        d + "/ca.crt", "--cert",
-                                        d + "/client.crt", "--key",       d + "/client.key"};
-  auto with = [&](std::vector<std::string> args) {
-    args.insert(args.end(), tls.begin(), tls.end());
-    return args;
-  };
-  bool up = false;
-  for (int i = 0; i < 100 && !up; ++i) {
-    up = etcdctl(curl, with({"endpoint", "health"}), {.timeout = 10s}).exit_code == 0;
-    if (!up) std::this_thread::sleep_for(100ms);
-  }
-  ASSERT_TRUE(up) << "etcd with TLS did not come up";
+  auto with = [&](std::vector<std::string> args) { return withClientCert(std::move(args), d); };
+  ASSERT_TRUE(healthy(curl, d)) << "etcd with TLS did not come up";
 
   auto put = fleet(curl, with({"put", "secure", "yes"}));
   ASSERT_EQ(put.exit_code, 0) << put.err;
@@ -114,60 +137,6 @@ TEST(Tls, ClientCertificatesWorkLikeEtcdctl) {
   EXPECT_NE(missing.err.find("nope.key"), std::string::npos) << missing.err;
 }
 
-// Starts a member of a TLS cluster of `size` on loopback ports: client https, peer http.
-struct TlsMember {
-  int client = 0, peer = 0;
-  Child etcd;
-};
-std::vector<TlsMember> startTlsCluster(const std::string& certs, const std::string& data,
-                                       int size) {
-  std::vector<TlsMember> members(size);
-  std::string initial;
-  for (int i = 0; i < size; ++i) {
-    members[i].client = freePort();
-    members[i].peer = freePort();
-    initial += (i ? "," : "") + std::string("m") + std::to_string(i) +
-               "=http://127.0.0.1:" + std::to_string(members[i].peer);
-  }
-  for (int i = 0; i < size; ++i) {
-    const std::string name = "m" + std::to_string(i);
-    const std::string curl = "https://127.0.0.1:" + std::to_string(members[i].client);
-    const std::string purl = "http://127.0.0.1:" + std::to_string(members[i].peer);
-    members[i].etcd = Child::start({etcdBinary(),
-                                    "--name",
-                                    name,
-                                    "--data-dir",
-                                    data + "/" + name,
-                                    "--listen-client-urls",
-                                    curl,
-                                    "--advertise-client-urls",
-                                    curl,
-                                    "--listen-peer-urls",
-                                    purl,
-                                    "--initial-advertise-peer-urls",
-                                    purl,
-                                    "--initial-cluster",
-                                    initial,
-                                    "--cert-file",
-                                    certs + "/server.crt",
-                                    "--key-file",
-                                    certs + "/server.key",
-                                    "--trusted-ca-file",
-                                    certs + "/ca.crt",
-                                    "--client-cert-auth"},
-                                   {}, data + "/" + name + ".log", true);
-  }
-  return members;
-}
-
-// Whether process `pid` has an established TCP connection to 127.0.0.1:port (its call is on the
-// wire), from ss(8).
-bool connectedTo(pid_t pid, int port) {
-  auto ss =
-      run({"ss", "-Htnp", "state", "established", "dst", "127.0.0.1:" + std::to_string(port)});
-  return ss.out.find("pid=" + std::to_string(pid) + ",") != std::string::npos;
-}
-
 // A call in flight when its TLS member stops fails with a message; gRPC 1.51's retry code
 // aborted the process there (the trailers of such a call carry no grpc-status), which killed an
 // etcd-agent whose health read was waiting when its etcd stopped.
@@ -178,27 +147,16 @@ TEST(Tls, ACallInFlightWhenItsMemberStopsFailsAndDoesNotAbort) {
   const std::string d = certs.path();
   TempDir data;
   auto members = startTlsCluster(d, data.path(), 3);
-  const std::vector<std::string> tls = {"--cacert",        d + "/ca.crt", "--cert",
-                                        d + "/client.crt", "--key",       d + "/client.key"};
   const std::string first = "https://127.0.0.1:" + std::to_string(members[0].client);
-  auto with = [&](std::vector<std::string> args) {
-    args.insert(args.end(), tls.begin(), tls.end());
-    return args;
-  };
-  bool up = false;
-  for (int i = 0; i < 200 && !up; ++i) {
-    up = etcdctl(first, with({"endpoint", "health"}), {.timeout = 10s}).exit_code == 0;
-    if (!up) std::this_thread::sleep_for(100ms);
-  }
-  ASSERT_TRUE(up) << "the TLS cluster did not come up";
+  ASSERT_TRUE(healthy(first, d)) << "the TLS cluster did not come up";
   // Without quorum, a linearizable read waits on the last member until its deadline.
   members[1].etcd.stop(SIGTERM);
   members[2].etcd.stop(SIGTERM);
   const std::string err_path = data.path() + "/fleet.err";
-  std::vector<std::string> argv = {fleetBinary(), "--endpoints", first,  "--command-timeout",
-                                   "60s",         "get",         "waits"};
-  argv.insert(argv.end(), tls.begin(), tls.end());
-  Child get = Child::start(argv, {}, err_path);
+  Child get = Child::start(
+      withClientCert(
+          {fleetBinary(), "--endpoints", first, "--command-timeout", "60s", "get", "waits"}, d),
+      {}, err_path);
   bool waiting = false;
   for (int i = 0; i < 300 && !waiting && get.running(); ++i) {
     waiting = connectedTo(get.pid(), members[0].client);

@@ -29,6 +29,19 @@ std::string etcdctlBinary() {
   return fromEnv("ETCDCTL_BINARY", "etcdctl");
 }
 
+std::vector<std::string> etcdMemberArgv(const std::string& name, const std::string& data_dir,
+                                        const std::string& client_url, const std::string& peer_url,
+                                        const std::string& initial_cluster) {
+  return {etcdBinary(),
+          "--name=" + name,
+          "--data-dir=" + data_dir,
+          "--listen-client-urls=" + client_url,
+          "--advertise-client-urls=" + client_url,
+          "--listen-peer-urls=" + peer_url,
+          "--initial-advertise-peer-urls=" + peer_url,
+          "--initial-cluster=" + initial_cluster};
+}
+
 EtcdCluster::EtcdCluster(Options options) : options_(std::move(options)) {
   const std::string& host = options_.host;
   members_.resize(static_cast<std::size_t>(options_.size));
@@ -49,20 +62,11 @@ EtcdCluster::EtcdCluster(Options options) : options_(std::move(options)) {
   const std::string token = "test-" + std::to_string(members_.front().client_port);
   for (auto& m : members_) {
     // flag=value words: one word per setting, so the list reads (and formats) as settings.
-    std::vector<std::string> argv{etcdBinary(),
-                                  "--name=" + m.name,
-                                  "--data-dir=" + m.data_dir,
-                                  "--listen-client-urls=" + m.client_url,
-                                  "--advertise-client-urls=" + m.client_url,
-                                  "--listen-peer-urls=" + m.peer_url,
-                                  "--initial-advertise-peer-urls=" + m.peer_url,
-                                  "--initial-cluster=" + initial,
-                                  "--initial-cluster-state=new",
-                                  "--initial-cluster-token=" + token,
-                                  "--heartbeat-interval=50",
-                                  "--election-timeout=500",
-                                  "--logger=zap",
-                                  "--log-outputs=stderr"};
+    std::vector<std::string> argv =
+        etcdMemberArgv(m.name, m.data_dir, m.client_url, m.peer_url, initial);
+    argv.insert(argv.end(), {"--initial-cluster-state=new", "--initial-cluster-token=" + token,
+                             "--heartbeat-interval=50", "--election-timeout=500", "--logger=zap",
+                             "--log-outputs=stderr"});
     for (const auto& f : options_.extra_flags) argv.push_back(f);
     m.process = Child::start(argv, {}, m.log_path, true);
   }

@@ -17,6 +17,13 @@ std::string agentBinary();
 std::string etcdBinary();
 std::string etcdctlBinary();
 
+// etcd's command line for member `name` of a new cluster: its data dir, one client and one peer
+// URL (listened on and advertised) and the initial cluster ("a=URL,b=URL"), as flag=value words;
+// callers append TLS and other flags.
+std::vector<std::string> etcdMemberArgv(const std::string& name, const std::string& data_dir,
+                                        const std::string& client_url, const std::string& peer_url,
+                                        const std::string& initial_cluster);
+
 struct EtcdMember {
   std::string name;
   int client_port = 0;
