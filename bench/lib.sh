@@ -10,8 +10,8 @@
 #   port [HOST]             a free TCP port on HOST (default 127.0.0.1), bound there for a moment
 #   now                     seconds since the epoch, with nanoseconds
 #   elapsed T0 T1           T1 - T0 in seconds, two decimals
-#   bench_launch_agent ...  an etcd-agent with its own agent.toml (below), not waited for
-#   bench_start_agent ...   the same in plaintext, waited for until it answers
+#   bench_agent_config ...  an etcd-agent's own agent.toml (below); bench_run_agent starts it
+#   bench_start_agent ...   both, in plaintext, waited for until it answers
 
 bench_stop_pids() {
   local p
@@ -23,7 +23,8 @@ bench_stop_pids() {
 bench_init() {
   WORK=$(mktemp -d "/tmp/bench-$1.XXXXXX")
   PIDS=()
-  trap 'bench_stop_pids; rm -rf "$WORK"' EXIT
+  # BENCH_KEEP=1 keeps the work directory (logs, configs) for a look afterwards.
+  trap 'bench_stop_pids; if [ -n "${BENCH_KEEP:-}" ]; then echo "kept $WORK" >&2; else rm -rf "$WORK"; fi' EXIT
   trap 'exit 130' INT
   trap 'exit 143' TERM
 }
@@ -46,19 +47,28 @@ port() {
 s = socket.socket(); s.bind((sys.argv[1], 0)); print(s.getsockname()[1])' "${1:-127.0.0.1}"
 }
 
+# ports HOST N: N distinct free ports on HOST, one per line, from one interpreter (a python3
+# start costs tens of milliseconds, seconds on a loaded machine).
+ports() {
+  python3 -c 'import socket, sys
+socks = [socket.socket() for _ in range(int(sys.argv[2]))]
+for s in socks: s.bind((sys.argv[1], 0))
+print("\n".join(str(s.getsockname()[1]) for s in socks))' "$1" "$2"
+}
+
 now() { date +%s.%N; }
 
 elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b - a }'; }
 
-# bench_launch_agent DIR NAME HOST TOKEN [TOML_LINES] [ENROLL_TOKEN]: writes DIR/NAME/agent.toml
-# (free ports on HOST, etcd at $ETCD, TOML_LINES appended to its [etcd] table) and starts
-# etcd-agent, without waiting for it. Without ENROLL_TOKEN the agent serves its API in plaintext
-# (insecure: loopback only); with it, the token goes to DIR/NAME/enroll.token (0600) and the agent
-# waits for enrollment (etcd-fleet bootstrap or enroll). Sets BENCH_AGENT_API (HOST:PORT) and
-# BENCH_AGENT_PID (also in PIDS).
-bench_launch_agent() {
-  local dir=$1 name=$2 h=$3 token=$4 extra=${5:-} enroll=${6:-} api security
-  api=$(port "$h")
+# bench_agent_config DIR NAME HOST TOKEN [TOML_LINES] [ENROLL_TOKEN]: writes DIR/NAME/agent.toml
+# (free ports on HOST, etcd at $ETCD, TOML_LINES appended to its [etcd] table). Without
+# ENROLL_TOKEN the agent serves its API in plaintext (insecure: loopback only); with it, the token
+# goes to DIR/NAME/enroll.token (0600) and the agent waits for enrollment (etcd-fleet bootstrap or
+# enroll). Sets BENCH_AGENT_API (HOST:PORT).
+bench_agent_config() {
+  local dir=$1 name=$2 h=$3 token=$4 extra=${5:-} enroll=${6:-} security
+  local -a p
+  mapfile -t p < <(ports "$h" 4)
   mkdir -p "$dir/$name"
   if [ -n "$enroll" ]; then
     printf '%s\n' "$enroll" >"$dir/$name/enroll.token"
@@ -72,31 +82,37 @@ token_file = \"$dir/$name/enroll.token\""
 [member]
 name = "$name"
 advertise_host = "$h"
-client_port = $(port "$h")
-peer_port = $(port "$h")
+client_port = ${p[0]}
+peer_port = ${p[1]}
 data_root = "$dir/$name/data"
 [cluster]
 token = "$token"
 [agent]
-api_listen = "$h:$api"
-http_listen = "$h:$(port "$h")"
+api_listen = "$h:${p[2]}"
+http_listen = "$h:${p[3]}"
 api_socket = "$dir/$name/api.sock"
 $security
 [etcd]
 binary = "$ETCD"
 $extra
 EOT
-  "$AGENT" --config "$dir/$name/agent.toml" >"$dir/$name/agent.log" 2>&1 &
-  BENCH_AGENT_PID=$!
-  PIDS+=("$BENCH_AGENT_PID")
-  BENCH_AGENT_API="$h:$api"
+  BENCH_AGENT_API="$h:${p[2]}"
 }
 
-# bench_start_agent DIR NAME HOST TOKEN [TOML_LINES]: bench_launch_agent in plaintext, then waits
-# (bounded: 10 s) until the agent answers.
+# bench_run_agent DIR NAME: starts etcd-agent with DIR/NAME/agent.toml, without waiting for it.
+# Sets BENCH_AGENT_PID (also in PIDS).
+bench_run_agent() {
+  "$AGENT" --config "$1/$2/agent.toml" >"$1/$2/agent.log" 2>&1 &
+  BENCH_AGENT_PID=$!
+  PIDS+=("$BENCH_AGENT_PID")
+}
+
+# bench_start_agent DIR NAME HOST TOKEN [TOML_LINES]: bench_agent_config in plaintext, starts the
+# agent and waits (bounded: 10 s) until it answers. Sets BENCH_AGENT_API and BENCH_AGENT_PID.
 bench_start_agent() {
   local _
-  bench_launch_agent "$@" || return 1
+  bench_agent_config "$@" || return 1
+  bench_run_agent "$1" "$2"
   for _ in $(seq 1 100); do
     "$FLEET" agent status --host "$BENCH_AGENT_API" >/dev/null 2>&1 && return 0
     sleep 0.1

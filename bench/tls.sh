@@ -4,8 +4,11 @@
 #   1. Bootstrap: `etcd-fleet bootstrap` of N agents into a TLS fleet (the default: a fleet CA,
 #      agents waiting with an enrollment token; bootstrap enrolls them, then forms members with
 #      client and peer TLS and certificate auth) vs a plaintext fleet (agents with `insecure =
-#      true` on loopback, a fleet without a CA). Both clocks start before the agents start and
-#      stop when bootstrap exits 0 with every member healthy. Rounds alternate TLS / plaintext.
+#      true` on loopback, a fleet without a CA). Both clocks start when the agents start (their
+#      configs and free ports are picked before) and stop when bootstrap exits 0 with every member
+#      healthy; each round is also split at bootstrap's step 5 into forming (agents up, enrolled,
+#      checked, etcd started) and etcd's first election, whose randomized 1-2 s timeout makes the
+#      rounds fall into two groups with TLS and without. Rounds alternate TLS / plaintext.
 #   2. One-shot `etcd-fleet get foo` against a TLS member (the fleet's client certificate,
 #      pki/fleet.crt, given as flags) vs a plaintext member (one more fleet of each kind, both up), and `etcdctl get foo` the same way (its
 #      --cacert/--cert/--key with that certificate): the TLS handshake's share of a one-shot
@@ -28,54 +31,74 @@ bench_copy_binaries "$BUILD"
 ms() { date +%s%3N; }
 median() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 
-# start_agents DIR FIRST_OCTET MODE: N agents on 127.0.0.FIRST.., MODE tls (a token in each
-# agent's token_file) or plain (insecure), none waited for (bootstrap waits for them). Leaves
-# their API addresses in APIS (comma-separated).
-start_agents() {
+# agent_configs DIR FIRST_OCTET MODE: the agent.toml of N agents on 127.0.0.FIRST.., MODE tls (a
+# token in each agent's token_file) or plain (insecure). Leaves their API addresses in APIS
+# (comma-separated).
+agent_configs() {
   local dir=$1 first=$2 mode=$3 i token=""
   APIS=""
   [ "$mode" = plain ] || token=$("$FLEET" --fleet "$dir/fleet.toml" token create --ttl 1h 2>/dev/null)
   for ((i = 1; i <= MEMBERS; i++)); do
-    bench_launch_agent "$dir" "m$i" "127.0.0.$((first + i - 1))" bench-tls "" "$token"
+    bench_agent_config "$dir" "m$i" "127.0.0.$((first + i - 1))" bench-tls "" "$token"
     APIS+="${APIS:+,}$BENCH_AGENT_API"
   done
 }
 
-# bootstrap_round DIR FIRST_OCTET MODE -> ELAPSED_MS (agents started + enrolled + bootstrapped).
+# bootstrap_round DIR FIRST_OCTET MODE: the clock runs from the agents' start until bootstrap exits
+# 0 with every member healthy. ELAPSED_MS is all of it, FORM_MS the part until bootstrap waits for
+# a healthy cluster (agents up, enrolled, checked, planned, etcd started), ELECT_MS the rest: etcd
+# electing its first leader and publishing its members, which is the same work with TLS or without.
 bootstrap_round() {
-  local dir=$1 first=$2 mode=$3 t0 t1
+  local dir=$1 first=$2 mode=$3 t0 t1 t5="" i line
   mkdir -p "$dir"
-  # The CA exists before the clock starts: an operator makes it once per fleet, not per cluster.
+  # The CA, the token and the configs exist before the clock starts: an operator makes the CA
+  # once per fleet, and the free ports are the harness's work.
   [ "$mode" = plain ] || "$FLEET" --fleet "$dir/fleet.toml" ca init >/dev/null
+  agent_configs "$dir" "$first" "$mode"
   t0=$(ms)
-  start_agents "$dir" "$first" "$mode"
-  if ! "$FLEET" --fleet "$dir/fleet.toml" bootstrap --hosts "$APIS" --cluster bench-tls \
-    --agent-timeout 20s >"$dir/bootstrap.log" 2>&1; then
+  for ((i = 1; i <= MEMBERS; i++)); do bench_run_agent "$dir" "m$i"; done
+  # Each line of bootstrap's progress as it comes: the one of step 5 splits the round.
+  while IFS= read -r line; do
+    printf '%s\n' "$line" >>"$dir/bootstrap.log"
+    [[ -z "$t5" && "$line" == "[5/5] waiting for a healthy cluster"* ]] && t5=$(ms)
+  done < <("$FLEET" --fleet "$dir/fleet.toml" bootstrap --hosts "$APIS" --cluster bench-tls \
+    --agent-timeout 20s 2>&1 || echo "BOOTSTRAP FAILED")
+  t1=$(ms)
+  if grep -q "BOOTSTRAP FAILED" "$dir/bootstrap.log" || [ -z "$t5" ]; then
     echo "$mode bootstrap failed:" >&2
     cat "$dir/bootstrap.log" >&2
     return 1
   fi
-  t1=$(ms)
   ELAPSED_MS=$((t1 - t0))
+  FORM_MS=$((t5 - t0))
+  ELECT_MS=$((t1 - t5))
 }
 
 echo "load average at the start: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) CPUs"
 echo "== 1. bootstrap of $MEMBERS agents: TLS fleet (enrollment included) vs plaintext ($ROUNDS rounds, alternating)"
-tls=() plain=()
+tls=() plain=() tls_form=() plain_form=()
 for ((r = 1; r <= ROUNDS; r++)); do
   bootstrap_round "$WORK/tls-$r" 41 tls
-  tls+=("$ELAPSED_MS")
+  tls+=("$ELAPSED_MS") tls_form+=("$FORM_MS")
+  split="TLS ${ELAPSED_MS} ms (${FORM_MS} forming + ${ELECT_MS} first election)"
   bench_stop_pids
   bootstrap_round "$WORK/plain-$r" 51 plain
-  plain+=("$ELAPSED_MS")
+  plain+=("$ELAPSED_MS") plain_form+=("$FORM_MS")
   bench_stop_pids
-  echo "round $r: TLS ${tls[-1]} ms, plaintext ${plain[-1]} ms"
+  echo "round $r: $split, plaintext ${ELAPSED_MS} ms (${FORM_MS} + ${ELECT_MS})"
 done
 mt=$(median "${tls[@]}")
 mp=$(median "${plain[@]}")
 echo "TLS fleet bootstrap:       median $mt ms (${tls[*]})"
 echo "plaintext fleet bootstrap: median $mp ms (${plain[*]})"
 awk -v t="$mt" -v p="$mp" 'BEGIN { printf "ratio TLS/plaintext, bootstrap: %.2f\n", t / p }'
+# Without etcd's first election, whose 1-2 s randomized timeout (a vote that fails waits another)
+# splits the rounds into two groups with TLS and without alike: what TLS adds is in this part.
+mtf=$(median "${tls_form[@]}")
+mpf=$(median "${plain_form[@]}")
+echo "TLS fleet, until etcd elects:       median $mtf ms (${tls_form[*]})"
+echo "plaintext fleet, until etcd elects: median $mpf ms (${plain_form[*]})"
+awk -v t="$mtf" -v p="$mpf" 'BEGIN { printf "ratio TLS/plaintext, forming without the election: %.2f\n", t / p }'
 
 echo "== 2. one-shot get foo: TLS member vs plaintext member ($GET_RUNS runs each, alternating)"
 # One fleet of each kind, both up while the gets run.
