@@ -42,11 +42,6 @@ bench_copy_binaries() {
   return 1
 }
 
-port() {
-  python3 -c 'import socket, sys
-s = socket.socket(); s.bind((sys.argv[1], 0)); print(s.getsockname()[1])' "${1:-127.0.0.1}"
-}
-
 # ports HOST N: N distinct free ports on HOST, one per line, from one interpreter (a python3
 # start costs tens of milliseconds, seconds on a loaded machine).
 ports() {
@@ -55,6 +50,9 @@ socks = [socket.socket() for _ in range(int(sys.argv[2]))]
 for s in socks: s.bind((sys.argv[1], 0))
 print("\n".join(str(s.getsockname()[1]) for s in socks))' "$1" "$2"
 }
+
+# port [HOST]: one free port on HOST (default 127.0.0.1).
+port() { ports "${1:-127.0.0.1}" 1; }
 
 now() { date +%s.%N; }
 

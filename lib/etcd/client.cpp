@@ -200,17 +200,15 @@ Result<std::size_t> Client::pick(Clock::time_point deadline) {
   }
   bool all_failed = true;
   for (bool f : failed) all_failed = all_failed && f;
-  // The client certificate counts only where it is presented.
-  const bool presented =
-      !config_.tls.only_for_https ||
+  const bool tls =
       std::any_of(endpoints_.begin(), endpoints_.end(), [](const Endpoint& e) { return e.tls; });
+  // The client certificate counts only where it is presented.
+  const bool presented = !config_.tls.only_for_https || tls;
   const std::string prefix = std::string(all_failed ? "cannot connect to " : "no connection to ") +
                              names + " within " + formatDuration(config_.dial_timeout) +
                              " (--dial-timeout)";
   // A server that refuses the TLS connection (no client certificate, an untrusted one, plaintext
   // on the port) makes the channel fail like a refused connection; only gRPC's log says why.
-  const bool tls =
-      std::any_of(endpoints_.begin(), endpoints_.end(), [](const Endpoint& e) { return e.tls; });
   if (const auto reason = tls ? lastTlsErrorSince(tls_mark) : ""; !reason.empty()) {
     const bool with_cert = presented && !config_.tls.cert_file.empty();
     const auto hint = tlsFailureHint(reason, with_cert);

@@ -113,8 +113,8 @@ for f in "$WORK"/blocks/*.sh; do
   if foreign=$(grep -noE '\b([0-9]{1,3}\.){3}[0-9]{1,3}\b' "$f" |
     grep -vE ":(10\.0\.0\.($HOST_INDEXES)|127\.[0-9.]+)\$"); then
     block=$(basename "$f" .sh)
-    fail "docs/guide/${block%.*}, block ${block##*.}: names an address other than the hosts'" \
-      "10.0.0.1-${#NAMES[@]} and 127.0.0.0/8 (line:address): $(paste -sd' ' <<<"$foreign");" \
+    fail "docs/guide/${block%.*}, block ${block##*.}: names an address other than those of the" \
+      "hosts m1-m${#NAMES[@]} and 127.0.0.0/8 (line:address): $(paste -sd' ' <<<"$foreign");" \
       "name hosts as docs/guide/README.md says"
   fi
 done

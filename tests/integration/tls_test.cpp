@@ -94,13 +94,17 @@ bool healthy(const std::string& url, const std::string& certs) {
   return false;
 }
 
-TEST(Tls, ClientCertificatesWorkLikeEtcdctl) {
-  TempDir certs;
-  makeCertificates(certs.path());
-  if (::testing::Test::HasFatalFailure()) return;
-  const std::string d = certs.path();
-  TempDir data;
-  auto members = startTlsCluster(d, data.path(), 1);
+// Each test: the certificates of makeCertificates, and a directory for its etcds' data.
+class Tls : public ::testing::Test {
+ protected:
+  void SetUp() override { makeCertificates(certs_.path()); }
+  TempDir certs_;
+  TempDir data_;
+};
+
+TEST_F(Tls, ClientCertificatesWorkLikeEtcdctl) {
+  const std::string d = certs_.path();
+  auto members = startTlsCluster(d, data_.path(), 1);
   const int client = members[0].client;
   const std::string curl = "https://127.0.0.1:" + std::to_string(client);
   auto with = [&](std::vector<std::string> args) { return withClientCert(std::move(args), d); };
@@ -140,19 +144,15 @@ TEST(Tls, ClientCertificatesWorkLikeEtcdctl) {
 // A call in flight when its TLS member stops fails with a message; gRPC 1.51's retry code
 // aborted the process there (the trailers of such a call carry no grpc-status), which killed an
 // etcd-agent whose health read was waiting when its etcd stopped.
-TEST(Tls, ACallInFlightWhenItsMemberStopsFailsAndDoesNotAbort) {
-  TempDir certs;
-  makeCertificates(certs.path());
-  if (::testing::Test::HasFatalFailure()) return;
-  const std::string d = certs.path();
-  TempDir data;
-  auto members = startTlsCluster(d, data.path(), 3);
+TEST_F(Tls, ACallInFlightWhenItsMemberStopsFailsAndDoesNotAbort) {
+  const std::string d = certs_.path();
+  auto members = startTlsCluster(d, data_.path(), 3);
   const std::string first = "https://127.0.0.1:" + std::to_string(members[0].client);
   ASSERT_TRUE(healthy(first, d)) << "the TLS cluster did not come up";
   // Without quorum, a linearizable read waits on the last member until its deadline.
   members[1].etcd.stop(SIGTERM);
   members[2].etcd.stop(SIGTERM);
-  const std::string err_path = data.path() + "/fleet.err";
+  const std::string err_path = data_.path() + "/fleet.err";
   Child get = Child::start(
       withClientCert(
           {fleetBinary(), "--endpoints", first, "--command-timeout", "60s", "get", "waits"}, d),
