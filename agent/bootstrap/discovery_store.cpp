@@ -1,33 +1,25 @@
 #include "agent/bootstrap/discovery_store.hpp"
 
-#include <google/protobuf/util/json_util.h>
 #include <sys/stat.h>
 
 #include <cerrno>
 #include <filesystem>
 
 #include "common/file_util.hpp"
+#include "common/proto_json.hpp"
 
 namespace etcdagent::agent {
 
 std::string discoveryTokenToJson(const v1::DiscoveryTokenState& state) {
-  std::string out;
-  google::protobuf::util::JsonPrintOptions options;
-  options.add_whitespace = true;
-  options.preserve_proto_field_names = true;
-  (void)google::protobuf::util::MessageToJsonString(state, &out, options);
-  return out;
+  return renderStateJson(state, /*every_field=*/false);
 }
 
 Result<v1::DiscoveryTokenState> discoveryTokenFromJson(const std::string& text,
                                                        const std::string& source) {
   v1::DiscoveryTokenState state;
-  google::protobuf::util::JsonParseOptions options;
-  options.ignore_unknown_fields = true;  // written by a newer agent: keep what we know
-  auto status = google::protobuf::util::JsonStringToMessage(text, &state, options);
-  if (!status.ok()) {
+  if (auto parsed = parseStateJson(text, state); !parsed) {
     return fail(Errc::kInvalidArgument, source + ": not a valid discovery token file (" +
-                                            std::string(status.message()) +
+                                            parsed.error().message +
                                             "); the token stays unusable until it is repaired");
   }
   if (state.version() > 1) {

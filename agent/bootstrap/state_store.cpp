@@ -1,31 +1,23 @@
 #include "agent/bootstrap/state_store.hpp"
 
-#include <google/protobuf/util/json_util.h>
 #include <sys/stat.h>
 
 #include <cerrno>
 
 #include "common/file_util.hpp"
+#include "common/proto_json.hpp"
 
 namespace etcdagent::agent {
 
 std::string stateToJson(const v1::MemberState& state) {
-  std::string out;
-  google::protobuf::util::JsonPrintOptions options;
-  options.add_whitespace = true;
-  options.preserve_proto_field_names = true;
-  (void)google::protobuf::util::MessageToJsonString(state, &out, options);
-  return out;
+  return renderStateJson(state, /*every_field=*/false);
 }
 
 Result<v1::MemberState> stateFromJson(const std::string& text, const std::string& source) {
   v1::MemberState state;
-  google::protobuf::util::JsonParseOptions options;
-  options.ignore_unknown_fields = true;  // written by a newer agent: keep what we know
-  auto status = google::protobuf::util::JsonStringToMessage(text, &state, options);
-  if (!status.ok()) {
+  if (auto parsed = parseStateJson(text, state); !parsed) {
     return fail(Errc::kInvalidArgument,
-                source + ": not a valid state file (" + std::string(status.message()) +
+                source + ": not a valid state file (" + parsed.error().message +
                     "); move it aside to make the agent wait for a new plan, but only if the "
                     "member's data is not needed");
   }

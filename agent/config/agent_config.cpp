@@ -8,14 +8,15 @@
 #include <cstdlib>
 
 #include "agent/config/listen_address.hpp"
+#include "common/duration.hpp"
 #include "common/file_util.hpp"
 #include "common/toml_reader.hpp"
 
 namespace etcdagent::agent {
 namespace {
 
-constexpr std::array<std::string_view, 6> kSections = {"member", "cluster",   "agent",
-                                                       "etcd",   "bootstrap", "enroll"};
+constexpr std::array<std::string_view, 7> kSections = {"member",    "cluster", "agent",   "etcd",
+                                                       "bootstrap", "enroll",  "snapshot"};
 
 KeyPosition positionOf(const toml::node& n) {
   return {n.source().begin.line, n.source().begin.column};
@@ -49,7 +50,7 @@ void checkSections(const toml::table& root, TomlChecker& check) {
     }
     check.error(k.source(), k.str(),
                 "unknown section or key (known sections: [member], [cluster], [agent], [etcd], "
-                "[bootstrap], [enroll])");
+                "[bootstrap], [enroll], [snapshot])");
   }
 }
 
@@ -123,6 +124,74 @@ void readOthers(TomlChecker& check, const toml::table& root, AgentConfig& cfg) {
   enroll.rejectUnknown();
 }
 
+// [snapshot]: schedule (a calendar time) or interval (a period), the directory, the retention.
+void readSnapshot(TomlChecker& check, const toml::table& root, const MemberConfig& member,
+                  SnapshotSettings& out) {
+  TomlSection snapshot(check, tableOf(root, "snapshot"), "snapshot");
+  std::string schedule = "daily";
+  std::string interval;
+  std::string drill = "daily";
+  out.dir = member.data_root + "/snapshots";
+  std::array<std::pair<const char*, unsigned*>, 4> keeps = {{
+      {"keep_last", &out.retention.keep_last},
+      {"keep_hourly", &out.retention.keep_hourly},
+      {"keep_daily", &out.retention.keep_daily},
+      {"keep_weekly", &out.retention.keep_weekly},
+  }};
+  snapshot.string("schedule", schedule);
+  snapshot.string("interval", interval);
+  snapshot.string("dir", out.dir);
+  snapshot.string("drill", drill);
+  for (auto [key, value] : keeps) {
+    std::int64_t n = *value;
+    snapshot.integer(key, n);
+    if (n < 0 || n > 100000) {
+      check.error(snapshot.at(key), snapshot.qualified(key),
+                  "expected a count 0..100000, got " + std::to_string(n));
+    }
+    *value = static_cast<unsigned>(std::clamp<std::int64_t>(n, 0, 100000));
+  }
+  snapshot.rejectUnknown();
+  if (!interval.empty()) {
+    auto period = parseDuration(interval);
+    if (!period || *period < std::chrono::seconds(1)) {
+      check.error(snapshot.at("interval"), "snapshot.interval",
+                  "expected a period of at least 1s (\"30m\", \"6h\"), got \"" + interval + "\"");
+    } else if (tableOf(root, "snapshot").contains("schedule")) {
+      check.error(snapshot.at("interval"), "snapshot.interval",
+                  "set either schedule (a time of day) or interval (a period), not both");
+    } else {
+      out.schedule =
+          intervalSchedule(std::chrono::duration_cast<std::chrono::seconds>(*period), interval);
+    }
+  } else if (auto parsed = parseCalendarSchedule(schedule); parsed) {
+    out.schedule = std::move(*parsed);
+  } else {
+    check.error(snapshot.at("schedule"), "snapshot.schedule", parsed.error().message);
+  }
+  if (drill == "after-snapshot") {
+    out.drill_each = true;
+    out.drill = SnapshotSchedule{};
+  } else if (auto parsed = parseCalendarSchedule(drill); parsed) {
+    out.drill = std::move(*parsed);
+  } else {
+    check.error(snapshot.at("drill"), "snapshot.drill",
+                parsed.error().message +
+                    ", or \"after-snapshot\" (every snapshot, right after it "
+                    "is taken)");
+  }
+  if (!out.dir.starts_with('/')) {
+    check.error(snapshot.at("dir"), "snapshot.dir",
+                "expected an absolute path, got \"" + out.dir + "\"");
+  }
+  const auto& r = out.retention;
+  if (!out.schedule.off() && r.keep_last + r.keep_hourly + r.keep_daily + r.keep_weekly == 0) {
+    check.error(snapshot.at("keep_last"), "snapshot.keep_last",
+                "every keep_* is 0: keep at least one snapshot (keep_last = 1), or set "
+                "schedule = \"off\"");
+  }
+}
+
 }  // namespace
 
 std::string AgentConfig::where(std::string_view key) const {
@@ -149,6 +218,7 @@ Result<AgentConfig> parseAgentConfig(std::string_view text, std::string_view sou
   readMember(check, root, cfg.member);
   readOthers(check, root, cfg);
   readEtcd(check, root, cfg.etcd);
+  readSnapshot(check, root, cfg.member, cfg.snapshot);
   if (!check.ok()) return fail(Errc::kInvalidArgument, check.message());
   recordPositions(root, cfg);
   if (auto valid = validateAgentConfig(cfg); !valid) return fail(valid.error());

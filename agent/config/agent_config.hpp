@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "agent/config/extra_flags.hpp"
+#include "agent/maintenance/snapshot_settings.hpp"
 #include "common/error.hpp"
 
 namespace etcdagent::agent {
@@ -91,6 +92,7 @@ struct AgentConfig {
   EtcdSection etcd;
   BootstrapSection bootstrap;
   EnrollSection enroll;
+  SnapshotSettings snapshot;  // [snapshot]: the scheduled snapshots
 
   // <data_root>/<name>: data/ (etcd's data dir) and state.json live here.
   [[nodiscard]] std::string memberDir() const { return member.data_root + "/" + member.name; }

@@ -12,8 +12,11 @@ bool alnum(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
 }
 
-// <data_root>/discovery holds the coordinator's tokens, <data_root>/restore the uploads.
-constexpr std::array<std::string_view, 2> kReserved = {"discovery", "restore"};
+// <data_root>/discovery holds the coordinator's tokens, <data_root>/restore the uploads,
+// <data_root>/pki the agents' keys, <data_root>/snapshots the scheduled snapshots (by default) and
+// <data_root>/drill the restore drills' throwaway members.
+constexpr std::array<std::string_view, 5> kReserved = {"discovery", "restore", "pki", "snapshots",
+                                                       "drill"};
 
 }  // namespace
 

@@ -15,6 +15,7 @@
 #include "agent/daemon/check_config.hpp"
 #include "agent/enroll/api_mode.hpp"
 #include "agent/http/status_endpoints.hpp"
+#include "agent/maintenance/snapshot_source.hpp"
 #include "agent/service/member_status.hpp"
 #include "agent/systemd/unit_control.hpp"
 #include "common/version.hpp"
@@ -50,6 +51,22 @@ Agent::Agent(AgentConfig config)
       health_(io_, etcdClientTls(agentPkiPaths(config_.pkiDir()))),
       store_(config_),
       supervisor_(io_, config_, log_, {launcher_, health_, clock_, store_}),
+      snapshot_jobs_(io_, config_.snapshot, config_.member.name),
+      drills_({.etcd = config_.etcd.binary,
+               .etcdctl = config_.etcd.etcdctl,
+               .work_root = config_.member.data_root + "/drill",
+               .member = config_.member.name},
+              {.io = io_, .launcher = launcher_, .clock = clock_}),
+      snapshots_(config_.snapshot, {.clock = clock_,
+                                    .wall = [] { return std::chrono::system_clock::now(); },
+                                    .jobs = snapshot_jobs_,
+                                    .source =
+                                        [this] {
+                                          return snapshotSource(
+                                              supervisor_.view(), supervisor_.clientEndpoint(),
+                                              etcdClientTls(agentPkiPaths(config_.pkiDir())));
+                                        },
+                                    .drills = &drills_}),
       // A call over the socket is its connection's (the uid SO_PEERCRED gave at accept); a call
       // over loopback TCP is traced through the kernel's socket table.
       service_(
@@ -77,11 +94,15 @@ Agent::Agent(AgentConfig config)
       certificate_watch_(io_),
       signals_(io_) {
   supervisor_.onChange([this] { notifier_.status(statusText()); });
+  snapshots_.onChange([this] { notifier_.status(statusText()); });
+  snapshots_.onNote([this](int priority, const std::string& text) { log_.agent(priority, text); });
+  service_.setSnapshots(&snapshots_);
 }
 
 std::string Agent::statusText() const {
   const std::string line =
-      statusLine(supervisor_.view(), {service_.certificates(), std::chrono::system_clock::now()});
+      statusLine(supervisor_.view(),
+                 {service_.certificates(), std::chrono::system_clock::now(), &snapshots_.report()});
   return waiting_for_enrollment_.empty() ? line : waiting_for_enrollment_ + "; " + line;
 }
 
@@ -295,6 +316,7 @@ void Agent::serve() {
   if (!listenApi()) return;
   listenHttp();
   bootstrapByConfig();
+  snapshots_.start(config_.cluster.token);
   const std::string socket =
       config_.agent.api_socket.empty() ? "" : " and " + config_.agent.api_socket;
   log_.agent(LOG_INFO, "etcd-agent " + std::string(kVersion) + " serving the agent API on " +
@@ -450,9 +472,17 @@ void Agent::reload() {
     log_.agent(LOG_ERR,
                "reload: " + fresh.error().message + " (keeping the running configuration)");
   } else {
-    // Nothing in agent.toml can change under a running member yet: report what needs a restart.
-    log_.agent(LOG_NOTICE, "reload: " + config_.source +
-                               " is valid; changes take effect when etcd-agent restarts");
+    // [snapshot] applies now; nothing else in agent.toml can change under a running member yet.
+    std::string applied;
+    if (!(fresh->snapshot == config_.snapshot)) {
+      config_.snapshot = fresh->snapshot;
+      snapshot_jobs_.configure(config_.snapshot);
+      snapshots_.reconfigure(config_.snapshot, config_.cluster.token);
+      applied = "[snapshot] applied (schedule " + snapshots_.report().schedule() + ", " +
+                config_.snapshot.dir + "); ";
+    }
+    log_.agent(LOG_NOTICE, "reload: " + config_.source + " is valid; " + applied +
+                               "other changes take effect when etcd-agent restarts");
   }
   notifier_.ready(statusText());
 }

@@ -23,6 +23,8 @@
 #include "agent/http/discovery_endpoint.hpp"
 #include "agent/http/http_server.hpp"
 #include "agent/http/status_endpoints.hpp"
+#include "agent/maintenance/restore_drill.hpp"
+#include "agent/maintenance/snapshot_scheduler.hpp"
 #include "agent/member/loop_clock.hpp"
 #include "agent/member/member_store.hpp"
 #include "agent/service/agent_service.hpp"
@@ -96,6 +98,10 @@ class Agent {
   EtcdHealthSource health_;
   DiskMemberStore store_;
   Supervisor supervisor_;
+  // [snapshot]: the scheduled snapshots of the member, taken off the loop by snapshot_jobs_.
+  WorkerSnapshotJobs snapshot_jobs_;
+  RestoreDrill drills_;
+  SnapshotScheduler snapshots_;
   AgentService service_;
   // Relays the discovery requests of this agent's etcd to a coordinating agent (etcd-agent://
   // plans); before discovery_, which uses it.

@@ -97,6 +97,62 @@ HttpResponse healthz(const v1::AgentStatus& s, const EdgeStatus& edges) {
   return {ok ? 200 : 503, "text/plain; charset=utf-8", (ok ? "ok: " : "unhealthy: ") + body, {}};
 }
 
+namespace {
+
+// [snapshot]: only while scheduled, so that an alert on the last success's age never fires for
+// an agent whose snapshots are off.
+void snapshotMetrics(std::ostringstream& o, const std::string& m, const v1::SnapshotReport& r) {
+  if (r.schedule().empty() || r.schedule() == "off") return;
+  auto series = [&](const char* name, const char* type, const char* help, auto value) {
+    o << "# HELP " << name << ' ' << help << "\n# TYPE " << name << ' ' << type << '\n'
+      << name << '{' << m << "} " << value << '\n';
+  };
+  series("etcd_agent_snapshot_successes_total", "counter",
+         "Scheduled snapshots taken and verified since the agent started.", r.successes());
+  series("etcd_agent_snapshot_failures_total", "counter",
+         "Scheduled snapshots that failed (not taken, or failed their verification).",
+         r.failures());
+  // No sample before the first success: an alert on time() - last_success would fire at once.
+  if (r.has_last_good()) {
+    const auto& g = r.last_good();
+    series("etcd_agent_snapshot_last_success_timestamp_seconds", "gauge",
+           "When the newest verified snapshot on disk was taken, in seconds since the Unix epoch.",
+           g.taken_at());
+    series("etcd_agent_snapshot_last_size_bytes", "gauge", "Size of the newest verified snapshot.",
+           g.size());
+    series("etcd_agent_snapshot_last_duration_seconds", "gauge",
+           "How long the newest verified snapshot took: stream, fsync and verification.",
+           static_cast<double>(g.duration_ms()) / 1000.0);
+    series("etcd_agent_snapshot_last_revision", "gauge",
+           "The revision the newest verified snapshot holds.", g.revision());
+  }
+  series("etcd_agent_snapshots_kept", "gauge", "Verified snapshots of the member on disk.",
+         r.kept());
+  series("etcd_agent_snapshots_bad", "gauge",
+         "Snapshots that failed their verification, kept aside as .bad.", r.bad());
+  series("etcd_agent_snapshot_next_timestamp_seconds", "gauge",
+         "When the next scheduled snapshot is due, in seconds since the Unix epoch.", r.next_at());
+  if (r.drill_schedule().empty() || r.drill_schedule() == "off") return;
+  series("etcd_agent_snapshot_drill_successes_total", "counter",
+         "Restore drills that restored a snapshot into a throwaway member and found it whole.",
+         r.drill_successes());
+  series("etcd_agent_snapshot_drill_failures_total", "counter",
+         "Restore drills that failed: the snapshot did not restore, start or match its record.",
+         r.drill_failures());
+  if (r.has_last_drill()) {
+    series("etcd_agent_snapshot_drill_last_ok", "gauge", "1 when the last restore drill passed.",
+           r.last_drill().ok() ? 1 : 0);
+  }
+  if (r.has_last_good_drill()) {
+    series("etcd_agent_snapshot_restorable_timestamp_seconds", "gauge",
+           "When the newest snapshot a restore drill restored was taken, in seconds since the "
+           "Unix epoch.",
+           r.last_good_drill().snapshot_taken_at());
+  }
+}
+
+}  // namespace
+
 HttpResponse metrics(const v1::AgentStatus& s, const EdgeStatus& edges) {
   std::ostringstream o;
   const std::string m = "member=\"" + label(s.member_name()) + "\"";
@@ -140,6 +196,7 @@ HttpResponse metrics(const v1::AgentStatus& s, const EdgeStatus& edges) {
         << label(c.name()) << "\"} " << c.not_after() << '\n';
     }
   }
+  snapshotMetrics(o, m, s.snapshots());
   edgeMetrics(o, m, edges);
   return {200, "text/plain; version=0.0.4; charset=utf-8", o.str(), {}};
 }

@@ -13,47 +13,12 @@
 #include "agent/service/call_slot.hpp"
 #include "agent/service/enroll_service.hpp"
 #include "agent/service/member_status.hpp"
+#include "agent/service/on_loop.hpp"
 
 namespace etcdagent::agent {
 namespace {
 
 using namespace std::chrono_literals;
-
-// Runs `work(done)` on the event loop; `work` calls done(status, value) when finished, maybe later.
-// The value travels through shared state, so a call that timed out never writes into a response
-// gRPC has already freed. With `context`, a call gRPC cancelled (its client gave up, or the server
-// shuts down while the loop no longer runs) stops waiting at once.
-template <class T>
-grpc::Status onLoop(boost::asio::io_context& io, std::chrono::seconds timeout,
-                    std::function<void(std::function<void(grpc::Status, T)>)> work, T* out,
-                    grpc::ServerContext* context = nullptr) {
-  using Outcome = std::pair<grpc::Status, T>;
-  auto promise = std::make_shared<std::promise<Outcome>>();
-  auto future = promise->get_future();
-  boost::asio::post(io, [promise, work = std::move(work)] {
-    auto once = std::make_shared<bool>(false);
-    work([promise, once](grpc::Status s, T value) {
-      if (std::exchange(*once, true)) return;
-      promise->set_value(Outcome{std::move(s), std::move(value)});
-    });
-  });
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  const auto slice = context != nullptr ? std::chrono::milliseconds(200) : timeout;
-  while (future.wait_for(std::min<std::chrono::steady_clock::duration>(
-             slice, deadline - std::chrono::steady_clock::now())) != std::future_status::ready) {
-    if (context != nullptr && context->IsCancelled()) {
-      return {grpc::StatusCode::CANCELLED, "the call was cancelled"};
-    }
-    if (std::chrono::steady_clock::now() >= deadline) {
-      return {grpc::StatusCode::DEADLINE_EXCEEDED, "the agent did not finish within " +
-                                                       std::to_string(timeout.count()) +
-                                                       "s; see its journal"};
-    }
-  }
-  auto outcome = future.get();
-  *out = std::move(outcome.second);
-  return outcome.first;
-}
 
 using Done = std::function<void(grpc::Status, v1::AgentStatus)>;
 
@@ -125,7 +90,8 @@ std::string AgentService::autostart() const {
 }
 
 v1::AgentStatus AgentService::status() const {
-  return agentStatus(supervisor_.view(), {certificates_, std::chrono::system_clock::now()});
+  return agentStatus(supervisor_.view(), {certificates_, std::chrono::system_clock::now(),
+                                          snapshots_ ? &snapshots_->report() : nullptr});
 }
 
 grpc::Status AgentService::GetStatus(grpc::ServerContext*, const v1::GetStatusRequest*,

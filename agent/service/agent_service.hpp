@@ -19,6 +19,8 @@
 
 #include "agent/bootstrap/discovery_registry.hpp"
 #include "agent/enroll/rotation.hpp"
+#include "agent/maintenance/snapshot_dir.hpp"
+#include "agent/maintenance/snapshot_scheduler.hpp"
 #include "agent/service/caller.hpp"
 #include "agent/service/removal_guard.hpp"
 #include "agent/service/request_validation.hpp"
@@ -72,6 +74,15 @@ class AgentService final : public v1::Agent::Service {
   grpc::Status RelayDiscovery(grpc::ServerContext*, const v1::RelayDiscoveryRequest*,
                               v1::RelayDiscoveryResponse*) override;
 
+  // Snapshots (agent/service/snapshot_calls.cpp): the directory is read and files are streamed
+  // on gRPC's thread; a snapshot on request is taken by the scheduler, on the loop.
+  grpc::Status ListSnapshots(grpc::ServerContext*, const v1::ListSnapshotsRequest*,
+                             v1::ListSnapshotsResponse*) override;
+  grpc::Status FetchSnapshot(grpc::ServerContext*, const v1::FetchSnapshotRequest*,
+                             grpc::ServerWriter<v1::FetchSnapshotChunk>* writer) override;
+  grpc::Status TakeSnapshot(grpc::ServerContext*, const v1::TakeSnapshotRequest*,
+                            v1::TakeSnapshotResponse*) override;
+
   // Certificate rotation (agent/enroll/rotation.hpp). They run on gRPC's thread (file I/O, key
   // generation), serialized by the CertRotation.
   grpc::Status PrepareRotation(grpc::ServerContext*, const v1::PrepareRotationRequest*,
@@ -108,6 +119,9 @@ class AgentService final : public v1::Agent::Service {
 
   // When the agent's certificates expire (agent_pki.hpp certificateExpiry), set on the event loop
   // when it loads them (at start, after enrollment); none while it is not enrolled.
+  // The scheduled snapshots (their report in GetStatus; ListSnapshots, FetchSnapshot,
+  // TakeSnapshot); it outlives the service. Without it those calls answer UNAVAILABLE.
+  void setSnapshots(SnapshotScheduler* scheduler) { snapshots_ = scheduler; }
   void setCertificates(std::vector<tls::CertificateExpiry> certificates) {
     certificates_ = std::move(certificates);
   }
@@ -126,6 +140,8 @@ class AgentService final : public v1::Agent::Service {
   // OK for an agent of the fleet or etcd-fleet over mutual TLS (authorizeDiscoveryRelay), or a
   // privileged caller on the socket or an insecure agent's loopback port.
   grpc::Status allowDiscoveryRelay(const grpc::ServerContext* context) const;
+  // The member's snapshot directory, read on the loop (its cluster token is the plan's).
+  Result<SnapshotDir> snapshotDir();
   // OK when the cluster confirms the member is gone (removal_guard.hpp's rule).
   grpc::Status confirmRemoved(v1::AgentStatus* checked);
 
@@ -137,6 +153,7 @@ class AgentService final : public v1::Agent::Service {
   std::shared_ptr<ClusterAsker> asker_;
   NewDiscoveryTokenFn new_discovery_token_;
   std::vector<tls::CertificateExpiry> certificates_;  // read and written on the loop
+  SnapshotScheduler* snapshots_ = nullptr;            // used on the loop
   RelayDiscoveryFn relay_discovery_;
   std::atomic<std::size_t> relayed_calls_{0};  // RelayDiscovery calls being answered
   CertRotation* rotation_ = nullptr;

@@ -224,9 +224,11 @@ Result<void> authorizeMutation(std::optional<uid_t> caller, std::string_view met
 Result<void> authorizeCertificateMutation(std::string_view common_name, std::string_view method) {
   if (common_name == tls::kFleetClientCommonName) return {};
   return fail(Errc::kPermissionDenied,
-              std::string(method) + " changes the member, and the certificate " +
+              std::string(method) +
+                  " changes the member or hands out its data, and the "
+                  "certificate " +
                   quoteForMessage(common_name) +
-                  " may only read (GetStatus) on this agent: mutating calls are for etcd-fleet's "
+                  " may only read (GetStatus) on this agent: such calls are for etcd-fleet's "
                   "own certificate (CN etcd-fleet, pki/fleet.crt)");
 }
 

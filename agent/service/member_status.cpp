@@ -4,6 +4,7 @@
 
 #include <chrono>
 
+#include "agent/maintenance/snapshot_note.hpp"
 #include "agent/supervisor/etcd_flags.hpp"
 #include "common/version.hpp"
 
@@ -87,16 +88,21 @@ v1::MemberPhase wirePhase(MemberState state) {
   return v1::MEMBER_PHASE_UNSPECIFIED;
 }
 
-std::string statusLine(const MemberView& m, const CertificateStatus& certificates) {
+std::string statusLine(const MemberView& m, const AgentExtras& extras) {
   std::string line = memberLine(m);
-  if (const std::string note = tls::expiryNote(certificates.certificates, certificates.now);
-      !note.empty()) {
+  if (const std::string note = tls::expiryNote(extras.certificates, extras.now); !note.empty()) {
     line += " · " + note;
+  }
+  // Only once there is a member to back up: an agent waiting for its plan says only that.
+  if (extras.snapshots != nullptr && m.plan) {
+    if (const std::string note = snapshotNote(*extras.snapshots, extras.now); !note.empty()) {
+      line += " · " + note;
+    }
   }
   return line;
 }
 
-v1::AgentStatus agentStatus(const MemberView& m, const CertificateStatus& certificates) {
+v1::AgentStatus agentStatus(const MemberView& m, const AgentExtras& extras) {
   v1::AgentStatus s;
   s.set_agent_version(kVersion);
   s.set_member_name(m.config.member.name);
@@ -136,13 +142,14 @@ v1::AgentStatus agentStatus(const MemberView& m, const CertificateStatus& certif
   s.set_revision(m.health.revision);
   s.set_db_size(m.health.db_size);
   s.set_db_size_in_use(m.health.db_size_in_use);
-  for (const auto& c : certificates.certificates) {
+  for (const auto& c : extras.certificates) {
     auto* out = s.add_certificates();
     out->set_name(c.name);
     out->set_not_after(
         std::chrono::duration_cast<std::chrono::seconds>(c.not_after.time_since_epoch()).count());
   }
-  s.set_status_line(statusLine(m, certificates));
+  if (extras.snapshots != nullptr) *s.mutable_snapshots() = *extras.snapshots;
+  s.set_status_line(statusLine(m, extras));
   return s;
 }
 

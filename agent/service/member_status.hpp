@@ -19,19 +19,21 @@ namespace etcdagent::agent {
 
 v1::MemberPhase wirePhase(lifecycle::MemberState state);
 
-// The agent's certificates as its status shows them, and the time they are judged at. Empty for
-// an agent that is not enrolled: it has none.
-struct CertificateStatus {
+// What the agent's status shows beside the member: its certificates (none for an agent that is
+// not enrolled), the scheduled snapshots, and the time they are judged at.
+struct AgentExtras {
   std::vector<tls::CertificateExpiry> certificates;  // agent_pki.hpp certificateExpiry()
   tls::TimePoint now{};
+  // The scheduled snapshots' report (agent/maintenance/snapshot_scheduler.hpp); null: none.
+  const v1::SnapshotReport* snapshots = nullptr;
 };
 
 // One line for systemd's STATUS= (and GetStatus' status_line): the member's, then " · " and
 // tls::expiryNote() when a certificate has less than 30 days left ("certificate etcd-server
-// expires in 12 days").
-std::string statusLine(const MemberView& member, const CertificateStatus& certificates = {});
+// expires in 12 days"), then " · " and snapshotNote() when snapshots are scheduled.
+std::string statusLine(const MemberView& member, const AgentExtras& extras = {});
 
 // GetStatus without the fields the service adds (unit, autostart).
-v1::AgentStatus agentStatus(const MemberView& member, const CertificateStatus& certificates = {});
+v1::AgentStatus agentStatus(const MemberView& member, const AgentExtras& extras = {});
 
 }  // namespace etcdagent::agent

@@ -93,6 +93,9 @@ class Supervisor {
   [[nodiscard]] const AgentConfig& config() const { return config_; }
   // The accepted plan (state.json), if any.
   [[nodiscard]] const std::optional<v1::MemberState>& state() const { return plan_; }
+  // The client URL the agent itself dials its member at (the loopback one when there are two);
+  // "" without a plan.
+  [[nodiscard]] std::string clientEndpoint() const { return plan_ ? probeEndpoint() : ""; }
   [[nodiscard]] const lifecycle::Snapshot& lifecycle() const { return snapshot_; }
 
   // For the bootstrap flows beside the supervisor ([bootstrap] join): their error shows in

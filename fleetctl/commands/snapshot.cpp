@@ -13,11 +13,12 @@
 
 #include "common/encoding.hpp"
 #include "common/file_util.hpp"
-#include "etcd/etcdserverpb/rpc.grpc.pb.h"
 #include "etcd/snapshot/status.hpp"
+#include "etcd/snapshot_stream.hpp"
 #include "fleet/snapshot_source.hpp"
 #include "fleetctl/cli/interrupt.hpp"
 #include "fleetctl/commands/fleet_io.hpp"
+#include "fleetctl/commands/snapshot_fleet.hpp"
 #include "fleetctl/commands/util.hpp"
 #include "fleetctl/output/maintenance.hpp"
 
@@ -74,8 +75,6 @@ Result<void> SnapshotFileWriter::commit() {
 // ---- commands -------------------------------------------------------------------------------
 
 namespace {
-
-using etcdserverpb::Maintenance;
 
 // Progress on a terminal only, and only when there is enough to wait for.
 class SaveProgress {
@@ -139,6 +138,7 @@ std::expected<std::string, CommandError> snapshotEndpoint(Context& ctx) {
 }
 
 CommandResult runSnapshotSave(Context& ctx) {
+  if (ctx.flags().changed("host")) return runSnapshotSaveOnAgent(ctx);
   if (ctx.args().size() != 1) return badArgs("snapshot save expects one argument");
   const std::string path = ctx.args()[0];
   auto endpoint = snapshotEndpoint(ctx);
@@ -160,10 +160,7 @@ CommandResult runSnapshotSave(Context& ctx) {
     picked = std::move(*one);
   }
   etcd::Client& client = picked ? *picked : all;
-  auto conn = client.connect();
-  if (!conn) return saveFailed(conn.error().message);
   stream_ctx.emplace();
-  if (auto r = client.authorize(*stream_ctx); !r) return saveFailed(r.error().message);
   // etcdctl: no deadline unless --command-timeout is given (a large snapshot takes long).
   std::optional<Duration> timeout;
   if (ctx.global().command_timeout_set) {
@@ -173,20 +170,19 @@ CommandResult runSnapshotSave(Context& ctx) {
   grpc::ClientContext* cancel_target = &*stream_ctx;
   auto handle = guard.onInterrupt([cancel_target] { cancel_target->TryCancel(); });
 
-  Maintenance::Stub stub(conn->channel);
-  auto reader = stub.Snapshot(&*stream_ctx, etcdserverpb::SnapshotRequest{});
-  etcdserverpb::SnapshotResponse resp;
   SaveProgress progress(ctx.err());
   std::optional<Error> write_error;
-  while (reader->Read(&resp)) {
-    if (auto w = (*writer)->write(resp.blob()); !w) {
-      write_error = w.error();
-      stream_ctx->TryCancel();
-      break;
-    }
-    progress.update((*writer)->size(), resp.remaining_bytes());
-  }
-  grpc::Status status = reader->Finish();
+  auto streamed = etcd::streamSnapshot(
+      client, *stream_ctx,
+      [&](std::string_view chunk, std::uint64_t remaining) -> Result<void> {
+        if (auto w = (*writer)->write(chunk); !w) {
+          write_error = w.error();
+          return w;
+        }
+        progress.update((*writer)->size(), remaining);
+        return {};
+      },
+      timeout.value_or(Duration{}));
   guard.remove(handle);
   progress.done();
 
@@ -196,15 +192,12 @@ CommandResult runSnapshotSave(Context& ctx) {
                       "); removed " + (*writer)->partPath() + ", " + path + " was not written");
   }
   if (write_error) return saveFailed(write_error->message);
-  if (!status.ok()) {
+  if (!streamed) {
     (*writer)->abort();
-    return saveFailed(client.errorFor(status, conn->endpoint, timeout.value_or(Duration{}))
-                          .context("snapshot save")
-                          .message +
-                      " (nothing was saved)");
+    return saveFailed(streamed.error().message + " (nothing was saved)");
   }
   if (auto r = (*writer)->commit(); !r) {
-    return saveFailed("snapshot from " + conn->endpoint + " not saved: " + r.error().message +
+    return saveFailed("snapshot from " + *endpoint + " not saved: " + r.error().message +
                       "; try again");
   }
   ctx.out() << "Snapshot saved at " << path << "\n";
@@ -232,8 +225,17 @@ CommandResult runSnapshotStatus(Context& ctx) {
 Command snapshotCommand() {
   Command save{
       .name = "save",
-      .usage = "snapshot save <filename>",
+      .usage = "snapshot save <filename> | snapshot save --host HOST <filename>",
       .summary = "Stores an etcd node backend snapshot to a given file",
+      .description =
+          "\tWith --host, the member's agent takes the snapshot (verified and kept in "
+          "its snapshot\n\tdirectory, like a scheduled one) and etcd-fleet downloads "
+          "it.",
+      .flags =
+          [](FlagSet& f) {
+            f.stringSlice("host", 0, {},
+                          "the member (name or host) whose agent takes the snapshot");
+          },
       .run = runSnapshotSave,
   };
   Command status{
@@ -250,7 +252,8 @@ Command snapshotCommand() {
       .name = "snapshot",
       .usage = "snapshot <subcommand>",
       .summary = "Manages etcd node snapshots",
-      .children = {std::move(save), std::move(status)},
+      .children = {std::move(save), std::move(status), snapshotListCommand(),
+                   snapshotFetchCommand()},
   };
 }
 

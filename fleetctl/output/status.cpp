@@ -28,7 +28,8 @@ std::string certsUntil(const StatusRow& r) {
 std::string renderStatusTable(const std::vector<StatusRow>& rows,
                               const std::optional<FleetCertificates>& pki) {
   Table t({"HOST", "NAME", "ID", "ROLE", "STATE", "RAFT TERM", "RAFT INDEX", "REVISION",
-           "DB SIZE / IN USE", "RESTARTS", "AUTOSTART", "LAST SNAPSHOT", "CERTS UNTIL"});
+           "DB SIZE / IN USE", "RESTARTS", "AUTOSTART", "LAST SNAPSHOT", "RESTORE TESTED",
+           "CERTS UNTIL"});
   for (const auto& r : rows) {
     const bool running = r.reachable && (r.raft_term != 0 || r.revision != 0);
     t.addRow({dash(r.host), dash(r.name), r.id ? hexId(r.id) : "-", dash(r.role), dash(r.state),
@@ -38,7 +39,7 @@ std::string renderStatusTable(const std::vector<StatusRow>& rows,
                             humanizeBytes(static_cast<std::uint64_t>(r.db_size_in_use))
                       : "-",
               r.reachable ? std::to_string(r.restarts) : "-", dash(r.autostart),
-              dash(r.last_snapshot), certsUntil(r)});
+              dash(r.last_snapshot), dash(r.restore_tested), certsUntil(r)});
   }
   std::string out = t.render();
   if (pki) {
@@ -69,7 +70,8 @@ std::string renderStatusJson(const std::string& cluster_token, const std::vector
         .num("db_size_in_use", r.db_size_in_use)
         .unum("restarts", r.restarts)
         .str("autostart", r.autostart)
-        .str("last_snapshot", r.last_snapshot);
+        .str("last_snapshot", r.last_snapshot)
+        .str("restore_tested", r.restore_tested);
     std::string certs;
     for (const auto& c : r.certificates) {
       certs +=

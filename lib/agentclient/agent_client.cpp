@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <optional>
 
 #include "agentclient/call_error.hpp"
 #include "etcd/endpoint.hpp"
@@ -206,6 +207,60 @@ Result<v1::UploadSnapshotResponse> AgentClient::uploadSnapshot(
                                                s.error_message() + "); upgrade it");
   }
   return fail(callError(s, prefix, "not done within " + formatDuration(timeout)));
+}
+
+Result<v1::ListSnapshotsResponse> AgentClient::listSnapshots() const {
+  return call<v1::ListSnapshotsRequest, v1::ListSnapshotsResponse>(
+      "list snapshots", {}, &v1::Agent::Stub::ListSnapshots, timeout_);
+}
+
+Result<v1::SnapshotRecord> AgentClient::fetchSnapshot(const std::string& name,
+                                                      const ChunkSink& sink) const {
+  constexpr Duration timeout = std::chrono::minutes(30);
+  const std::string prefix = "agent " + address_ + ": fetch snapshot " + name + ": ";
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + timeout);
+  v1::FetchSnapshotRequest req;
+  req.set_name(name);
+  v1::Agent::Stub stub(channel_);
+  auto reader = stub.FetchSnapshot(&ctx, req);
+  v1::FetchSnapshotChunk msg;
+  std::optional<v1::SnapshotRecord> record;
+  std::optional<Error> sink_error;
+  while (reader->Read(&msg)) {
+    if (msg.has_record()) record = msg.record();
+    if (!record) {
+      sink_error = Error(Errc::kInternal, prefix + "the agent sent data before its record");
+      ctx.TryCancel();
+      break;
+    }
+    if (auto r = sink(msg.chunk(), *record); !r) {
+      sink_error = r.error();
+      ctx.TryCancel();
+      break;
+    }
+  }
+  grpc::Status s = reader->Finish();
+  if (sink_error) return fail(*sink_error);
+  if (!s.ok()) {
+    if (s.error_code() == grpc::StatusCode::UNIMPLEMENTED) {
+      return fail(Errc::kFailedPrecondition, prefix +
+                                                 "this etcd-agent is too old to serve snapshots (" +
+                                                 s.error_message() + "); upgrade it");
+    }
+    return fail(callError(s, prefix, "not done within " + formatDuration(timeout)));
+  }
+  if (!record) return fail(Errc::kInternal, prefix + "the agent sent no record");
+  return *record;
+}
+
+Result<v1::SnapshotRecord> AgentClient::takeSnapshot() const {
+  // The agent streams the member's database and reads it back: minutes for a large one.
+  auto r = call<v1::TakeSnapshotRequest, v1::TakeSnapshotResponse>(
+      "take snapshot", {}, &v1::Agent::Stub::TakeSnapshot,
+      std::max<Duration>(timeout_, std::chrono::minutes(10)));
+  if (!r) return fail(r.error());
+  return r->record();
 }
 
 Result<v1::PrepareRotationResponse> AgentClient::prepareRotation() const {

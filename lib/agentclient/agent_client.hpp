@@ -55,6 +55,10 @@ class AgentClient final : public fleet::AgentApi {
   Result<std::string> setAutostart(bool enabled) const override;
   Result<v1::NewDiscoveryTokenResponse> newDiscoveryToken(unsigned size) const override;
   // In chunks of 1 MiB, within 30 minutes.
+  Result<v1::ListSnapshotsResponse> listSnapshots() const override;
+  Result<v1::SnapshotRecord> fetchSnapshot(const std::string& name,
+                                           const ChunkSink& sink) const override;
+  Result<v1::SnapshotRecord> takeSnapshot() const override;
   Result<v1::UploadSnapshotResponse> uploadSnapshot(
       const std::string& file, const std::string& cluster_token, std::uint64_t size,
       const std::string& sha256_hex,

@@ -1,8 +1,8 @@
-#include "fleet/state_json.hpp"
+#include "common/proto_json.hpp"
 
 #include <google/protobuf/util/json_util.h>
 
-namespace etcdagent::fleet {
+namespace etcdagent {
 
 Result<void> parseStateJson(std::string_view text, google::protobuf::Message& out) {
   google::protobuf::util::JsonParseOptions options;
@@ -13,15 +13,15 @@ Result<void> parseStateJson(std::string_view text, google::protobuf::Message& ou
   return {};
 }
 
-std::string renderStateJson(const google::protobuf::Message& message) {
+std::string renderStateJson(const google::protobuf::Message& message, bool every_field) {
   std::string out;
   google::protobuf::util::JsonPrintOptions options;
   options.add_whitespace = true;
   options.preserve_proto_field_names = true;
-  options.always_print_primitive_fields = true;
+  options.always_print_primitive_fields = every_field;
   // Cannot fail for the state files: every string in them is checked or plain text.
   (void)google::protobuf::util::MessageToJsonString(message, &out, options);
   return out;
 }
 
-}  // namespace etcdagent::fleet
+}  // namespace etcdagent

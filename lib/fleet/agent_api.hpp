@@ -58,6 +58,16 @@ class AgentApi {
       const v1::EnrollKeyUses& certs) const = 0;
   // CA rotation: the CAs the agent and its etcd trust (etcd takes them when it restarts).
   virtual Result<v1::InstallTrustResponse> installTrust(const std::string& ca_bundle_pem) const = 0;
+  // The member's scheduled snapshots on the agent's host (ListSnapshots), newest first.
+  virtual Result<v1::ListSnapshotsResponse> listSnapshots() const = 0;
+  // Streams the agent's snapshot `name` (as listed) into `sink`, chunk by chunk, each with the
+  // snapshot's record (the agent sends it first); answers the record.
+  using ChunkSink =
+      std::function<Result<void>(std::string_view chunk, const v1::SnapshotRecord& record)>;
+  virtual Result<v1::SnapshotRecord> fetchSnapshot(const std::string& name,
+                                                   const ChunkSink& sink) const = 0;
+  // A snapshot now, taken, verified and kept by the agent as its schedule would (TakeSnapshot).
+  virtual Result<v1::SnapshotRecord> takeSnapshot() const = 0;
 };
 
 // What etcd-fleet presents to agents and trusts them by in a fleet with a CA (fleet_trust.hpp):

@@ -7,8 +7,8 @@
 
 #include "common/duration.hpp"
 #include "common/file_util.hpp"
+#include "common/proto_json.hpp"
 #include "etcdagent/v1/rotation_journal.pb.h"
-#include "fleet/state_json.hpp"
 
 namespace etcdagent::fleet {
 namespace {

@@ -2,6 +2,7 @@
 
 #include <future>
 
+#include "common/duration.hpp"
 #include "fleet/fan_out.hpp"
 #include "fleet/tls_enable_journal.hpp"
 
@@ -39,6 +40,15 @@ StatusRow agentRow(const InventoryMember& m, const Result<v1::AgentStatus>& s) {
   r.db_size_in_use = s->db_size_in_use();
   r.restarts = s->restart_count();
   r.autostart = s->autostart();
+  // The newest verified snapshot the agent keeps (UTC), from agents that schedule them.
+  if (s->snapshots().has_last_good() && s->snapshots().last_good().taken_at() != 0) {
+    r.last_snapshot = formatRfc3339(std::chrono::system_clock::time_point(
+        std::chrono::seconds(s->snapshots().last_good().taken_at())));
+  }
+  if (s->snapshots().has_last_good_drill()) {
+    r.restore_tested = formatRfc3339(std::chrono::system_clock::time_point(
+        std::chrono::seconds(s->snapshots().last_good_drill().snapshot_taken_at())));
+  }
   r.error = s->last_error();
   for (const auto& c : s->certificates()) {
     r.certificates.push_back({c.name(), tls::TimePoint(std::chrono::seconds(c.not_after()))});

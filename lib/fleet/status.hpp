@@ -37,8 +37,10 @@ struct StatusRow {
   std::int64_t db_size_in_use = 0;
   std::uint32_t restarts = 0;
   std::string autostart;
-  std::string last_snapshot;  // "" = none yet
-  std::string error;          // why the agent did not answer, or its last error
+  std::string last_snapshot;  // when the newest verified snapshot was taken (RFC 3339); "" = none
+  // When the newest snapshot a restore drill restored was taken (RFC 3339); "" = none yet.
+  std::string restore_tested;
+  std::string error;  // why the agent did not answer, or its last error
   // The agent's certificates (AgentStatus.certificates): none for a plaintext or unenrolled agent,
   // an unreachable one, or one that predates them.
   std::vector<tls::CertificateExpiry> certificates;

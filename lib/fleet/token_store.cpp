@@ -14,8 +14,8 @@
 
 #include "common/encoding.hpp"
 #include "common/file_util.hpp"
+#include "common/proto_json.hpp"
 #include "etcdagent/v1/enroll_tokens.pb.h"
-#include "fleet/state_json.hpp"
 
 namespace etcdagent::fleet {
 namespace {

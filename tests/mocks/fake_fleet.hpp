@@ -57,6 +57,9 @@ struct FakeHost {
   std::vector<std::string> certs;
   int rotations = 0;
   std::string trust_pem;
+  // Its scheduled snapshots (newest first) and the bytes FetchSnapshot sends for any of them.
+  std::vector<v1::SnapshotRecord> snapshots;
+  std::string snapshot_bytes = "snapshot";
 
   // TLS once its plan is (Plan.tls), or when the test says so: what etcd serves and advertises.
   [[nodiscard]] std::string scheme() const {
@@ -517,6 +520,36 @@ class FakeAgent final : public fleet::AgentApi {
     });
   }
 
+  Result<v1::ListSnapshotsResponse> listSnapshots() const override {
+    return with("listSnapshots", [&](FakeHost& h) -> Result<v1::ListSnapshotsResponse> {
+      v1::ListSnapshotsResponse r;
+      r.set_dir("/var/lib/etcd-agent/snapshots/" + (h.plan ? h.plan->cluster_token() : "none"));
+      for (const auto& s : h.snapshots) *r.add_good() = s;
+      return r;
+    });
+  }
+  Result<v1::SnapshotRecord> fetchSnapshot(const std::string& name,
+                                           const ChunkSink& sink) const override {
+    return with("fetchSnapshot", [&](FakeHost& h) -> Result<v1::SnapshotRecord> {
+      for (const auto& s : h.snapshots) {
+        if (s.name() != name) continue;
+        if (auto r = sink(h.snapshot_bytes, s); !r) return fail(r.error());
+        return s;
+      }
+      return fail(Errc::kNotFound, "no snapshot " + name);
+    });
+  }
+  Result<v1::SnapshotRecord> takeSnapshot() const override {
+    return with("takeSnapshot", [&](FakeHost& h) -> Result<v1::SnapshotRecord> {
+      v1::SnapshotRecord r;
+      r.set_name(h.member_name + "-taken-" + std::to_string(h.snapshots.size() + 1) + ".db");
+      r.set_verified(true);
+      r.set_size(h.snapshot_bytes.size());
+      r.set_taken_at(1796349600 + static_cast<std::int64_t>(h.snapshots.size()));
+      h.snapshots.insert(h.snapshots.begin(), r);
+      return r;
+    });
+  }
   Result<v1::InstallTrustResponse> installTrust(const std::string& ca_bundle_pem) const override {
     return with("installTrust", [&](FakeHost& h) -> Result<v1::InstallTrustResponse> {
       v1::InstallTrustResponse r;

@@ -15,6 +15,15 @@ std::string errorOf(std::string_view text) {
   return r ? std::string() : r.error().message;
 }
 
+// The message of the first problem must start with the file:line:col of the offending key.
+void expectRefusedAt(std::string_view text, std::string_view where, std::string_view why) {
+  const std::string e = errorOf(text);
+  EXPECT_EQ(e.rfind("/etc/etcd-agent/agent.toml:" + std::string(where) + ": ", 0), 0U)
+      << "for:\n"
+      << text << "\ngot: " << e;
+  EXPECT_NE(e.find(why), std::string::npos) << "for:\n" << text << "\ngot: " << e;
+}
+
 TEST(AgentConfig, EmptyFileGivesTheDocumentedDefaults) {
   auto cfg = parse("");
   ASSERT_TRUE(cfg) << cfg.error().message;
@@ -195,19 +204,63 @@ TEST(AgentConfig, ShippedConfigParses) {
   EXPECT_EQ(cfg->cluster.token, "etcd-agent");
 }
 
+TEST(AgentConfig, SnapshotsAreDailyByDefaultUnderTheDataRoot) {
+  auto cfg = parseAgentConfig("[member]\ndata_root = \"/srv/etcd\"\n", "agent.toml", "m1");
+  ASSERT_TRUE(cfg) << cfg.error().message;
+  EXPECT_EQ(cfg->snapshot.schedule.kind, SnapshotSchedule::Kind::kCalendar);
+  EXPECT_EQ(cfg->snapshot.schedule.text, "daily");
+  EXPECT_EQ(cfg->snapshot.dir, "/srv/etcd/snapshots");
+  EXPECT_EQ(cfg->snapshot.retention.keep_last, 3u);
+  EXPECT_EQ(cfg->snapshot.retention.keep_daily, 7u);
+  EXPECT_EQ(cfg->snapshot.retention.keep_weekly, 4u);
+  EXPECT_EQ(cfg->snapshot.drill.text, "daily");
+  EXPECT_FALSE(cfg->snapshot.drill_each);
+}
+
+TEST(AgentConfig, SnapshotIntervalAndRetentionAreRead) {
+  auto cfg = parseAgentConfig(
+      "[snapshot]\ninterval = \"30m\"\ndir = \"/backups\"\nkeep_last = 10\nkeep_hourly = 24\n",
+      "agent.toml", "m1");
+  ASSERT_TRUE(cfg) << cfg.error().message;
+  EXPECT_EQ(cfg->snapshot.schedule.kind, SnapshotSchedule::Kind::kInterval);
+  EXPECT_EQ(cfg->snapshot.schedule.interval, std::chrono::minutes(30));
+  EXPECT_EQ(cfg->snapshot.schedule.text, "every 30m");
+  EXPECT_EQ(cfg->snapshot.dir, "/backups");
+  EXPECT_EQ(cfg->snapshot.retention.keep_last, 10u);
+  EXPECT_EQ(cfg->snapshot.retention.keep_hourly, 24u);
+}
+
+TEST(AgentConfig, BadSnapshotSettingsAreRefusedWhereTheyAre) {
+  expectRefusedAt("[snapshot]\nschedule = \"nightly\"\n", "2:12", "\"*-*-* HH:MM\"");
+  expectRefusedAt("[snapshot]\ninterval = \"soon\"\n", "2:12", "at least 1s");
+  expectRefusedAt("[snapshot]\ninterval = \"500ms\"\n", "2:12", "at least 1s");
+  expectRefusedAt("[snapshot]\nschedule = \"daily\"\ninterval = \"1h\"\n", "3:12", "not both");
+  expectRefusedAt("[snapshot]\ndir = \"backups\"\n", "2:7", "absolute path");
+  expectRefusedAt("[snapshot]\nkeep_last = -1\n", "2:13", "0..100000");
+  expectRefusedAt("[snapshot]\nkeep_last = 0\nkeep_hourly = 0\nkeep_daily = 0\nkeep_weekly = 0\n",
+                  "2:13", "keep at least one");
+  expectRefusedAt("[snapshot]\nkeep = 3\n", "2:1", "unknown key");
+  // Off needs no retention.
+  EXPECT_TRUE(
+      parseAgentConfig("[snapshot]\nschedule = \"off\"\nkeep_last = 0\nkeep_daily = "
+                       "0\nkeep_weekly = 0\n",
+                       "agent.toml", "m1"));
+}
+
+TEST(AgentConfig, DrillsFollowACalendarOrEverySnapshot) {
+  auto each = parseAgentConfig("[snapshot]\ndrill = \"after-snapshot\"\n", "agent.toml", "m1");
+  ASSERT_TRUE(each) << each.error().message;
+  EXPECT_TRUE(each->snapshot.drill_each);
+  auto weekly = parseAgentConfig("[snapshot]\ndrill = \"weekly\"\n", "agent.toml", "m1");
+  ASSERT_TRUE(weekly) << weekly.error().message;
+  EXPECT_EQ(weekly->snapshot.drill.weekday, 1);
+  expectRefusedAt("[snapshot]\ndrill = \"sometimes\"\n", "2:9", "\"after-snapshot\"");
+}
+
 TEST(AgentConfig, MissingFileSaysSo) {
   auto cfg = loadAgentConfig("/nonexistent/agent.toml");
   ASSERT_FALSE(cfg);
   EXPECT_NE(cfg.error().message.find("/nonexistent/agent.toml"), std::string::npos);
-}
-
-// The message of the first problem must start with the file:line:col of the offending key.
-void expectRefusedAt(std::string_view text, std::string_view where, std::string_view why) {
-  const std::string e = errorOf(text);
-  EXPECT_EQ(e.rfind("/etc/etcd-agent/agent.toml:" + std::string(where) + ": ", 0), 0U)
-      << "for:\n"
-      << text << "\ngot: " << e;
-  EXPECT_NE(e.find(why), std::string::npos) << "for:\n" << text << "\ngot: " << e;
 }
 
 TEST(AgentConfig, MemberNamesAreEtcdCompatibleAndPathSafe) {
@@ -215,7 +268,7 @@ TEST(AgentConfig, MemberNamesAreEtcdCompatibleAndPathSafe) {
     expectRefusedAt("[member]\nname = \"" + std::string(bad) + "\"\n", "2:8", "member.name");
   }
   expectRefusedAt("[member]\nname = \"" + std::string(64, 'a') + "\"\n", "2:8", "64 characters");
-  for (const char* reserved : {"discovery", "restore"}) {
+  for (const char* reserved : {"discovery", "restore", "pki", "snapshots", "drill"}) {
     expectRefusedAt("[member]\nname = \"" + std::string(reserved) + "\"\n", "2:8", "reserved");
   }
   for (const char* good : {"m1", "db-1.prod_x", "9", "M.1-_"}) {

@@ -144,7 +144,7 @@ TEST(MemberStatus, EtcdsLastLinesAreShownWhenSomethingWentWrong) {
 const tls::TimePoint kNow = std::chrono::sys_days(std::chrono::year_month_day(
     std::chrono::year(2030), std::chrono::month(6), std::chrono::day(1)));
 
-CertificateStatus enrolled(std::chrono::seconds server_left) {
+AgentExtras enrolled(std::chrono::seconds server_left) {
   return {.certificates = {{"api", kNow + std::chrono::days(300)},
                            {"etcd-server", kNow + server_left},
                            {"etcd-peer", kNow + std::chrono::days(300)},

@@ -29,9 +29,10 @@ const FleetCertificates kPki{.ca_path = "/op/pki/ca.crt",
 TEST(StatusPrinter, TheTableShowsTheDayTheFirstCertificateEndsAndTheFleetsOwn) {
   StatusRow plain{.host = "127.0.0.12", .name = "m2", .id = 0x12, .role = "-", .state = "running"};
   const std::string table = renderStatusTable({enrolledRow(), plain}, kPki);
-  EXPECT_NE(table.find("| LAST SNAPSHOT | CERTS UNTIL |"), std::string::npos) << table;
-  EXPECT_NE(table.find("|             - |  2030-06-13 |"), std::string::npos) << table;
-  EXPECT_NE(table.find("|             - |           - |"), std::string::npos) << table;
+  EXPECT_NE(table.find("| LAST SNAPSHOT | RESTORE TESTED | CERTS UNTIL |"), std::string::npos)
+      << table;
+  EXPECT_NE(table.find("|              - |  2030-06-13 |"), std::string::npos) << table;
+  EXPECT_NE(table.find("|              - |           - |"), std::string::npos) << table;
   EXPECT_NE(table.find("+\nfleet CA valid until 2040-05-29T00:00:00Z (/op/pki/ca.crt)\n"
                        "etcd-fleet's certificate valid until 2031-06-01T00:00:00Z "
                        "(/op/pki/fleet.crt)\n"),

@@ -102,6 +102,20 @@ TEST(StatusRows, CarryEachAgentsCertificates) {
   EXPECT_TRUE(rows[1].certificates.empty()) << "a plaintext agent has none";
 }
 
+TEST(StatusRows, SayWhenTheNewestSnapshotAndTheNewestRestoreTestedOneWereTaken) {
+  auto scheduled = running(0x11, v1::MEMBER_PHASE_RUNNING, true);
+  scheduled.mutable_snapshots()->mutable_last_good()->set_taken_at(1796349600);
+  scheduled.mutable_snapshots()->mutable_last_good_drill()->set_snapshot_taken_at(1796346000);
+  std::vector<Result<v1::AgentStatus>> agents{scheduled,
+                                              running(0x12, v1::MEMBER_PHASE_RUNNING, false)};
+  auto rows = fleet::statusRows(twoMembers(), agents, std::vector<membership::MemberInfo>{});
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].last_snapshot, "2026-12-04T02:00:00Z");
+  EXPECT_EQ(rows[0].restore_tested, "2026-12-04T01:00:00Z");
+  EXPECT_EQ(rows[1].last_snapshot, "") << "no snapshot yet";
+  EXPECT_EQ(rows[1].restore_tested, "");
+}
+
 TEST(CertificateWarnings, NameEachMemberAndTheFleetsOwnCertificatesWithinThirtyDays) {
   using std::chrono::days;
   fleet::StatusRow soon{.host = "127.0.0.11", .name = "m1"};

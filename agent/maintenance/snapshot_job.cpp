@@ -1,0 +1,189 @@
+#include "agent/maintenance/snapshot_job.hpp"
+
+#include <grpcpp/client_context.h>
+
+#include <filesystem>
+#include <optional>
+#include <stop_token>
+
+#include "common/durable_file.hpp"
+#include "common/file_util.hpp"
+#include "common/snapshot_digest.hpp"
+#include "etcd/snapshot/status.hpp"
+#include "etcd/snapshot_stream.hpp"
+
+namespace etcdagent::agent {
+namespace {
+
+using namespace std::chrono_literals;
+
+constexpr auto kStreamDeadline = 30min;
+
+std::int64_t unixSeconds(std::chrono::system_clock::time_point t) {
+  return std::chrono::duration_cast<std::chrono::seconds>(t.time_since_epoch()).count();
+}
+
+// Streams the member's snapshot into NAME.db (through NAME.db.part): fsynced and renamed only
+// when the whole stream came and its sha256 trailer matched.
+Result<void> streamInto(const std::string& path, const SnapshotTarget& target,
+                        std::stop_token stop) {
+  etcd::ClientConfig cfg;
+  cfg.endpoints = {target.endpoint};
+  if (target.endpoint.starts_with("https://")) cfg.tls = target.tls;
+  cfg.dial_timeout = 5s;
+  auto client = etcd::Client::create(cfg);
+  if (!client) return fail(client.error());
+  auto file = DurableFile::create(path, 0600);
+  if (!file) return fail(file.error());
+  SnapshotDigest digest;
+  grpc::ClientContext ctx;
+  // A member that stops answering mid-stream is noticed by the channel's keepalive within seconds;
+  // the deadline is the backstop, so that a job never holds the schedule forever.
+  ctx.set_deadline(std::chrono::system_clock::now() + kStreamDeadline);
+  std::stop_callback cancel(stop, [&ctx] { ctx.TryCancel(); });
+  auto streamed = etcd::streamSnapshot(
+      **client, ctx,
+      [&](std::string_view chunk, std::uint64_t) -> Result<void> {
+        digest.update(chunk);
+        return file->write(chunk);
+      },
+      kStreamDeadline);
+  if (!streamed) return streamed;
+  if (stop.stop_requested()) return fail(Errc::kCancelled, "the agent is stopping");
+  if (auto r = digest.finish(); !r) {
+    return fail(r.error().context("the stream from " + target.endpoint));
+  }
+  return file->commit();
+}
+
+// Records a verified snapshot, or sets a failed one aside; the outcome says which.
+void settle(const SnapshotDir& dir, v1::SnapshotRecord record, SnapshotOutcome& out) {
+  const std::string path = dir.file(record.name());
+  if (auto v = verifySnapshotInto(path, record); !v) {
+    record.set_error(v.error().message);
+    auto bad = dir.setAside(record);
+    out.record = bad ? *bad : record;
+    out.error = "verification failed: " + v.error().message + "; kept aside as " +
+                (bad ? dir.file(bad->name())
+                     : path + " (could not rename it: " + bad.error().message + ")");
+    return;
+  }
+  if (auto r = dir.record(record); !r) {
+    out.record = record;
+    out.error = "verified, but its record could not be written: " + r.error().message;
+    return;
+  }
+  out.record = std::move(record);
+}
+
+// Applies the retention, and keeps the newest kKeepBad of the set-aside ones; lists what is left.
+void retain(const SnapshotDir& dir, const RetentionPolicy& policy, SnapshotOutcome& out) {
+  auto listing = dir.list();
+  if (!listing) {
+    out.notes.push_back("cannot apply the retention: " + listing.error().message);
+    return;
+  }
+  std::vector<RetainedSnapshot> good;
+  for (const auto& r : listing->good) {
+    good.push_back(
+        {r.name(), std::chrono::system_clock::time_point(std::chrono::seconds(r.taken_at()))});
+  }
+  std::vector<std::string> expired = expiredSnapshots(std::move(good), policy);
+  for (std::size_t i = kKeepBad; i < listing->bad.size(); ++i) {
+    expired.push_back(listing->bad[i].name());
+  }
+  for (const auto& name : expired) {
+    if (auto r = dir.remove(name); !r) {
+      out.notes.push_back(r.error().message);
+    } else {
+      out.notes.push_back("removed " + dir.file(name) + " (retention)");
+    }
+  }
+  if (!expired.empty()) listing = dir.list();
+  if (listing) out.listing = std::move(*listing);
+}
+
+}  // namespace
+
+Result<void> verifySnapshotInto(const std::string& path, v1::SnapshotRecord& record) {
+  auto bytes = readFile(path);
+  if (!bytes) return fail(bytes.error());
+  SnapshotDigest digest;
+  digest.update(*bytes);
+  if (auto r = digest.finish(); !r) return r;
+  auto status = etcd::snapshotStatusOf(*bytes);
+  if (!status) {
+    return fail(Errc::kInvalidArgument, "not a whole bbolt database: " + status.error().message);
+  }
+  record.set_size(digest.size());
+  record.set_sha256(digest.fileSha256Hex());
+  record.set_hash(status->hash);
+  record.set_revision(status->revision);
+  record.set_total_keys(status->total_keys);
+  record.set_total_size(status->total_size);
+  record.set_verified(true);
+  record.clear_error();
+  return {};
+}
+
+SnapshotOutcome takeSnapshot(const SnapshotDir& dir, const std::string& cluster_token,
+                             const SnapshotTarget& target, const RetentionPolicy& policy,
+                             std::chrono::system_clock::time_point now, std::stop_token stop) {
+  SnapshotOutcome out;
+  out.attempted = true;
+  const auto started = std::chrono::steady_clock::now();
+  v1::SnapshotRecord record;
+  record.set_member_name(dir.memberName());
+  record.set_cluster_token(cluster_token);
+  record.set_taken_at(unixSeconds(now));
+  if (auto r = dir.ensure(); !r) {
+    out.error = r.error().message;
+  } else {
+    record.set_name(dir.newStem(now) + ".db");
+    if (auto s = streamInto(dir.file(record.name()), target, stop); !s) {
+      out.record = record;
+      out.error = s.error().message + " (nothing was kept)";
+    } else {
+      record.set_duration_ms(
+          static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                         std::chrono::steady_clock::now() - started)
+                                         .count()));
+      settle(dir, std::move(record), out);
+    }
+  }
+  retain(dir, policy, out);
+  return out;
+}
+
+SnapshotOutcome scanSnapshots(const SnapshotDir& dir, const RetentionPolicy& policy) {
+  SnapshotOutcome out;
+  auto listing = dir.list();
+  if (!listing) {
+    out.notes.push_back(listing.error().message);
+    return out;
+  }
+  for (const auto& part : listing->parts) {
+    if (auto r = dir.remove(part); r) {
+      out.notes.push_back("removed " + dir.file(part) + " (a snapshot that was being written)");
+    }
+  }
+  for (const auto& name : listing->unrecorded) {
+    v1::SnapshotRecord record;
+    record.set_name(name);
+    record.set_member_name(dir.memberName());
+    // When it was written, for the retention and the schedule (its record had the exact time).
+    std::error_code ec;
+    const auto written = std::filesystem::last_write_time(dir.file(name), ec);
+    if (!ec) {
+      record.set_taken_at(unixSeconds(std::chrono::file_clock::to_sys(written)));
+    }
+    SnapshotOutcome settled;
+    settle(dir, record, settled);
+    out.notes.push_back(settled.error.empty() ? "verified " + dir.file(name) + " (it had no record)"
+                                              : dir.file(name) + ": " + settled.error);
+  }
+  retain(dir, policy, out);
+  return out;
+}
+
+}  // namespace etcdagent::agent

@@ -1,0 +1,25 @@
+#pragma once
+
+// [snapshot] in agent.toml, parsed (agent/config/agent_config.cpp) and used by the scheduler.
+
+#include <string>
+
+#include "agent/maintenance/retention.hpp"
+#include "agent/maintenance/schedule.hpp"
+
+namespace etcdagent::agent {
+
+struct SnapshotSettings {
+  SnapshotSchedule schedule;  // default: daily (parseAgentConfig)
+  RetentionPolicy retention;
+  std::string
+      dir;  // the root: snapshots go to <dir>/<cluster token>/; default <data_root>/snapshots
+  // Restore drills (restore_drill.hpp) of the newest verified snapshot: on a calendar schedule
+  // (default daily; "off"), or of every snapshot right after it was taken (drill =
+  // "after-snapshot": drill_each, the calendar schedule then off).
+  SnapshotSchedule drill;
+  bool drill_each = false;
+  bool operator==(const SnapshotSettings&) const = default;
+};
+
+}  // namespace etcdagent::agent

@@ -1,0 +1,129 @@
+// The files of scheduled snapshots: verification of what is on disk, the record beside it,
+// snapshots set aside as .bad, and the scan a restarted agent makes.
+
+#include "agent/maintenance/snapshot_job.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "common/file_util.hpp"
+#include "tests/mocks/snapshot_bytes.hpp"
+#include "tests/mocks/temp_dir.hpp"
+
+namespace etcdagent::agent {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A real etcd 3.4 snapshot (three puts and a delete), trailer included.
+std::string realSnapshot() {
+  auto bytes = readFile(std::string(ETCD_AGENT_SOURCE_DIR) +
+                        "/tests/fuzz/corpus/snapshot_status_fuzz/etcd34_three_puts_one_delete.db");
+  EXPECT_TRUE(bytes) << bytes.error().message;
+  return *bytes;
+}
+
+void write(const std::string& path, const std::string& bytes) {
+  std::ofstream(path, std::ios::binary) << bytes;
+}
+
+class SnapshotFiles : public ::testing::Test {
+ protected:
+  testing::UnitTempDir tmp_;
+  SnapshotDir dir_{tmp_.path(), "cluster-a", "m1"};
+  std::string good_ = realSnapshot();
+
+  void SetUp() override { ASSERT_TRUE(dir_.ensure()); }
+};
+
+TEST_F(SnapshotFiles, AGoodSnapshotVerifiesWithWhatEtcdsStatusReads) {
+  write(dir_.file("m1-20261204T020000Z.db"), good_);
+  v1::SnapshotRecord record;
+  ASSERT_TRUE(verifySnapshotInto(dir_.file("m1-20261204T020000Z.db"), record));
+  EXPECT_TRUE(record.verified());
+  EXPECT_EQ(record.size(), good_.size());
+  EXPECT_EQ(record.sha256().size(), 64u);
+  // What `etcdctl snapshot status` prints for this file: 3 puts + 1 delete.
+  EXPECT_EQ(record.revision(), 5);
+  EXPECT_GT(record.total_keys(), 0);
+}
+
+TEST_F(SnapshotFiles, AFlippedByteTruncationOrAFileThatIsNotBboltFailsVerification) {
+  std::string flipped = good_;
+  flipped[flipped.size() / 2] ^= 0x01;
+  const std::string truncated = good_.substr(0, good_.size() - 100);
+  const std::string not_bolt = testing::withTrailer(testing::someBytes(8192));
+  for (const auto& [bytes, says] : {std::pair{flipped, "sha256"},
+                                    {truncated, "sha256"},
+                                    {not_bolt, "not a whole bbolt database"}}) {
+    write(dir_.file("x.db"), bytes);
+    v1::SnapshotRecord record;
+    auto r = verifySnapshotInto(dir_.file("x.db"), record);
+    ASSERT_FALSE(r);
+    EXPECT_NE(r.error().message.find(says), std::string::npos) << r.error().message;
+    EXPECT_FALSE(record.verified());
+  }
+}
+
+TEST_F(SnapshotFiles, TheScanVerifiesUnrecordedSnapshotsSetsBadOnesAsideAndRemovesParts) {
+  write(dir_.file("m1-20261201T000000Z.db"), good_);  // no record: the agent stopped before it
+  std::string flipped = good_;
+  flipped[100] ^= 0x01;
+  write(dir_.file("m1-20261202T000000Z.db"), flipped);
+  write(dir_.file("m1-20261203T000000Z.db.part"), "half");
+  write(dir_.file("m2-20261203T000000Z.db"), "another member's: left alone");
+
+  auto out = scanSnapshots(dir_, {});
+  ASSERT_EQ(out.listing.good.size(), 1u);
+  EXPECT_EQ(out.listing.good[0].name(), "m1-20261201T000000Z.db");
+  EXPECT_TRUE(out.listing.good[0].verified());
+  ASSERT_EQ(out.listing.bad.size(), 1u);
+  EXPECT_EQ(out.listing.bad[0].name(), "m1-20261202T000000Z.bad");
+  EXPECT_NE(out.listing.bad[0].error().find("sha256"), std::string::npos);
+  EXPECT_TRUE(fs::exists(dir_.file("m1-20261201T000000Z.json")));
+  EXPECT_TRUE(fs::exists(dir_.file("m1-20261202T000000Z.bad.json")));
+  EXPECT_FALSE(fs::exists(dir_.file("m1-20261202T000000Z.db")));
+  EXPECT_FALSE(fs::exists(dir_.file("m1-20261203T000000Z.db.part")));
+  EXPECT_TRUE(fs::exists(dir_.file("m2-20261203T000000Z.db")));
+  EXPECT_EQ(out.notes.size(), 3u);
+}
+
+TEST_F(SnapshotFiles, RetentionRemovesSnapshotsWithTheirRecordsAndKeepsTheNewestBadOnes) {
+  for (int day = 1; day <= 5; ++day) {
+    v1::SnapshotRecord r;
+    r.set_name("m1-2026120" + std::to_string(day) + "T000000Z.db");
+    r.set_taken_at(1796083200 + (day - 1) * 86400);  // 2026-12-0N 00:00 UTC
+    write(dir_.file(r.name()), good_);
+    ASSERT_TRUE(verifySnapshotInto(dir_.file(r.name()), r));
+    ASSERT_TRUE(dir_.record(r));
+  }
+  for (int bad = 1; bad <= 5; ++bad) {
+    v1::SnapshotRecord r;
+    r.set_name("m1-2026110" + std::to_string(bad) + "T000000Z.db");
+    r.set_taken_at(1793491200 + bad * 86400);
+    r.set_error("test");
+    write(dir_.file(r.name()), "bad");
+    ASSERT_TRUE(dir_.setAside(r));
+  }
+  auto out =
+      scanSnapshots(dir_, {.keep_last = 2, .keep_hourly = 0, .keep_daily = 0, .keep_weekly = 0});
+  ASSERT_EQ(out.listing.good.size(), 2u);
+  EXPECT_EQ(out.listing.good[0].name(), "m1-20261205T000000Z.db");
+  EXPECT_EQ(out.listing.good[1].name(), "m1-20261204T000000Z.db");
+  EXPECT_FALSE(fs::exists(dir_.file("m1-20261201T000000Z.db")));
+  EXPECT_FALSE(fs::exists(dir_.file("m1-20261201T000000Z.json")));
+  ASSERT_EQ(out.listing.bad.size(), kKeepBad);
+  EXPECT_EQ(out.listing.bad[0].name(), "m1-20261105T000000Z.bad");
+}
+
+TEST_F(SnapshotFiles, NewNamesAreUniqueWithinOneSecond) {
+  const auto t = std::chrono::system_clock::time_point(std::chrono::seconds(1796349600));
+  EXPECT_EQ(dir_.newStem(t), "m1-20261204T020000Z");
+  write(dir_.file("m1-20261204T020000Z.db"), good_);
+  EXPECT_EQ(dir_.newStem(t), "m1-20261204T020000Z-2");
+}
+
+}  // namespace
+}  // namespace etcdagent::agent

@@ -1,0 +1,263 @@
+// The snapshot schedule on the agent's loop, with time moved by the test: when jobs run, what a
+// failure or a missing member does to the next attempt, and what the report says.
+
+#include "agent/maintenance/snapshot_scheduler.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <ctime>
+#include <deque>
+
+#include "tests/mocks/manual_clock.hpp"
+
+namespace etcdagent::agent {
+namespace {
+
+using namespace std::chrono_literals;
+using TimePoint = std::chrono::system_clock::time_point;
+
+// Answers jobs when the test says: takes are queued, scans answered at once.
+class FakeJobs final : public SnapshotJobs {
+ public:
+  std::vector<v1::SnapshotRecord> on_disk;  // newest first
+  std::deque<std::function<void(SnapshotOutcome)>> takes;
+  std::vector<TimePoint> taken_at;
+  std::vector<std::string> tokens;
+
+  void scan(const std::string& token, std::function<void(SnapshotOutcome)> done) override {
+    tokens.push_back(token);
+    done(listing());
+  }
+  void take(const SnapshotSource& source, TimePoint now,
+            std::function<void(SnapshotOutcome)> done) override {
+    tokens.push_back(source.cluster_token);
+    taken_at.push_back(now);
+    takes.push_back(std::move(done));
+  }
+  // Completes the oldest take: a verified snapshot at its time, or the error.
+  void finish(const std::string& error = "") {
+    ASSERT_FALSE(takes.empty());
+    auto done = std::move(takes.front());
+    takes.pop_front();
+    SnapshotOutcome out;
+    out.attempted = true;
+    out.error = error;
+    out.record.set_name("s" + std::to_string(taken_at.size()) + ".db");
+    out.record.set_taken_at(
+        std::chrono::duration_cast<std::chrono::seconds>(taken_at.back().time_since_epoch())
+            .count());
+    if (error.empty()) {
+      out.record.set_verified(true);
+      on_disk.insert(on_disk.begin(), out.record);
+    }
+    auto l = listing();
+    out.listing = l.listing;
+    done(std::move(out));
+  }
+
+ private:
+  SnapshotOutcome listing() const {
+    SnapshotOutcome out;
+    out.listing.good = on_disk;
+    return out;
+  }
+};
+
+// Restore drills answered by the test.
+class FakeDrills final : public SnapshotDrills {
+ public:
+  std::vector<std::string> drilled;
+  std::function<void(v1::DrillResult)> pending;
+  void drill(const std::string& snapshot, const v1::SnapshotRecord& record,
+             std::function<void(v1::DrillResult)> done) override {
+    drilled.push_back(snapshot);
+    last = record;
+    pending = std::move(done);
+  }
+  void finish(bool ok) {
+    v1::DrillResult r;
+    r.set_snapshot(last.name());
+    r.set_snapshot_taken_at(last.taken_at());
+    r.set_ok(ok);
+    if (!ok) r.set_error("etcdctl snapshot restore exited with code 1");
+    auto done = std::move(pending);
+    done(r);
+  }
+  v1::SnapshotRecord last;
+};
+
+class Scheduler : public ::testing::Test {
+ protected:
+  // The wall clock follows the loop's manual clock from 2026-12-04T14:00:00Z.
+  const TimePoint epoch_ = TimePoint(std::chrono::seconds(1796392800));
+  testing::ManualClock clock_;
+  const testing::ManualClock::Clock::time_point start_ = clock_.now();
+  FakeJobs jobs_;
+  FakeDrills drills_;
+  std::expected<SnapshotSource, SnapshotSkip> source_ =
+      SnapshotSource{{"127.0.0.1:2379", {}}, "cluster-a"};
+  std::vector<std::string> notes_;
+  std::unique_ptr<SnapshotScheduler> scheduler_;
+
+  TimePoint wall() const { return epoch_ + (clock_.now() - start_); }
+
+  void SetUp() override {
+    // NOLINTNEXTLINE(concurrency-mt-unsafe): the test's own process, before any thread.
+    ::setenv("TZ", "UTC", 1);
+    ::tzset();
+  }
+
+  void start(SnapshotSchedule schedule, SnapshotSchedule drill = {}, bool drill_each = false) {
+    scheduler_ = std::make_unique<SnapshotScheduler>(
+        SnapshotSettings{
+            std::move(schedule), {}, "/var/lib/etcd-agent/snapshots", std::move(drill), drill_each},
+        SnapshotScheduler::Seams{
+            .clock = clock_,
+            .wall = [this] { return wall(); },
+            .jobs = jobs_,
+            .source = [this] { return source_; },
+            .drills = &drills_,
+        });
+    scheduler_->onNote([this](int, const std::string& text) { notes_.push_back(text); });
+    scheduler_->start("fallback");
+  }
+  std::chrono::seconds sinceEpoch(TimePoint t) const {
+    return std::chrono::duration_cast<std::chrono::seconds>(t - epoch_);
+  }
+};
+
+TEST_F(Scheduler, AnIntervalTakesASnapshotEveryPeriodAndReportsIt) {
+  start(intervalSchedule(2s, "2s"));
+  EXPECT_EQ(jobs_.tokens, std::vector<std::string>{"cluster-a"});
+  EXPECT_EQ(scheduler_->report().dir(), "/var/lib/etcd-agent/snapshots/cluster-a");
+  clock_.advance(1999ms);
+  EXPECT_TRUE(jobs_.takes.empty());
+  clock_.advance(1ms);
+  ASSERT_EQ(jobs_.takes.size(), 1u);
+  jobs_.finish();
+  EXPECT_EQ(scheduler_->report().successes(), 1u);
+  EXPECT_EQ(scheduler_->report().kept(), 1u);
+  EXPECT_EQ(scheduler_->report().last_good().name(), "s1.db");
+  clock_.advance(2s);
+  jobs_.finish();
+  EXPECT_EQ(jobs_.taken_at.size(), 2u);
+  EXPECT_EQ(sinceEpoch(jobs_.taken_at[1]), 4s);
+  EXPECT_EQ(scheduler_->report().successes(), 2u);
+  EXPECT_EQ(
+      scheduler_->report().next_at(),
+      std::chrono::duration_cast<std::chrono::seconds>(epoch_.time_since_epoch()).count() + 6);
+}
+
+TEST_F(Scheduler, NoSecondJobStartsWhileOneRuns) {
+  start(intervalSchedule(1s, "1s"));
+  clock_.advance(1s);
+  ASSERT_EQ(jobs_.takes.size(), 1u);
+  clock_.advance(10s);  // the job is slow: nothing else starts
+  EXPECT_EQ(jobs_.takes.size(), 1u);
+  jobs_.finish();
+  clock_.advance(1s);
+  EXPECT_EQ(jobs_.takes.size(), 1u);
+}
+
+TEST_F(Scheduler, AFailureIsCountedAndRetriedSoonerWithAGrowingDelay) {
+  start(parseCalendarSchedule("daily").value());
+  const auto midnight = 10h;  // 14:00 -> 00:00
+  clock_.advance(midnight);
+  ASSERT_EQ(jobs_.takes.size(), 1u);
+  jobs_.finish("the stream from 127.0.0.1:2379: broken pipe");
+  EXPECT_EQ(scheduler_->report().failures(), 1u);
+  EXPECT_EQ(scheduler_->report().last_error(), "the stream from 127.0.0.1:2379: broken pipe");
+  ASSERT_FALSE(notes_.empty());
+  EXPECT_NE(notes_.back().find("next attempt in 10 s"), std::string::npos) << notes_.back();
+  clock_.advance(10s);
+  ASSERT_EQ(jobs_.takes.size(), 1u);
+  jobs_.finish("again");
+  EXPECT_NE(notes_.back().find("2 failures in a row"), std::string::npos) << notes_.back();
+  EXPECT_NE(notes_.back().find("next attempt in 20 s"), std::string::npos) << notes_.back();
+  clock_.advance(20s);
+  jobs_.finish();  // works: the error clears, the next one is tomorrow's midnight
+  EXPECT_EQ(scheduler_->report().last_error(), "");
+  EXPECT_EQ(scheduler_->report().successes(), 1u);
+  clock_.advance(23h);
+  EXPECT_TRUE(jobs_.takes.empty());
+  clock_.advance(1h);
+  EXPECT_EQ(jobs_.takes.size(), 1u);
+}
+
+TEST_F(Scheduler, AMemberThatIsNotHealthyIsAFailureAndNoMemberHereIsNot) {
+  start(intervalSchedule(1min, "1m"));
+  source_ = std::unexpected(SnapshotSkip{"the member is crash-looping"});
+  clock_.advance(1min);
+  EXPECT_TRUE(jobs_.takes.empty());
+  EXPECT_EQ(scheduler_->report().failures(), 1u);
+  EXPECT_EQ(scheduler_->report().last_error(), "no snapshot taken: the member is crash-looping");
+
+  source_ = std::unexpected(SnapshotSkip{"no member runs here (stopped)", false});
+  clock_.advance(10s);  // the retry
+  EXPECT_EQ(scheduler_->report().failures(), 1u);
+  source_ = SnapshotSource{{"127.0.0.1:2379", {}}, "cluster-a"};
+  clock_.advance(59s);
+  EXPECT_TRUE(jobs_.takes.empty());  // waits for the next period, no catch-up storm
+  clock_.advance(1s);
+  EXPECT_EQ(jobs_.takes.size(), 1u);
+}
+
+TEST_F(Scheduler, ARestartedAgentCatchesUpAMissedDailySnapshot) {
+  v1::SnapshotRecord old;
+  old.set_name("old.db");
+  old.set_taken_at(
+      std::chrono::duration_cast<std::chrono::seconds>((epoch_ - 38h).time_since_epoch())
+          .count());  // before yesterday's midnight
+  jobs_.on_disk = {old};
+  start(parseCalendarSchedule("daily").value());
+  EXPECT_EQ(scheduler_->report().last_good().name(), "old.db");
+  clock_.advance(0ms);
+  EXPECT_EQ(jobs_.takes.size(), 1u);
+}
+
+TEST_F(Scheduler, AfterSnapshotDrillsEachNewSnapshotBeforeTheNextIsTaken) {
+  start(intervalSchedule(2s, "2s"), {}, true);
+  EXPECT_EQ(scheduler_->report().drill_schedule(), "after-snapshot");
+  clock_.advance(2s);
+  jobs_.finish();
+  ASSERT_EQ(drills_.drilled,
+            std::vector<std::string>{"/var/lib/etcd-agent/snapshots/cluster-a/s1.db"});
+  clock_.advance(10s);  // no snapshot while the drill runs
+  EXPECT_TRUE(jobs_.takes.empty());
+  drills_.finish(true);
+  EXPECT_EQ(scheduler_->report().drill_successes(), 1u);
+  EXPECT_EQ(scheduler_->report().last_good_drill().snapshot(), "s1.db");
+  clock_.advance(2s);
+  EXPECT_EQ(jobs_.takes.size(), 1u);
+  jobs_.finish();
+  drills_.finish(false);
+  EXPECT_EQ(scheduler_->report().drill_failures(), 1u);
+  EXPECT_FALSE(scheduler_->report().last_drill().ok());
+  EXPECT_EQ(scheduler_->report().last_good_drill().snapshot(), "s1.db");  // still the newest good
+  EXPECT_NE(notes_.back().find("restore drill of s2.db FAILED"), std::string::npos)
+      << notes_.back();
+}
+
+TEST_F(Scheduler, ACalendarDrillRestoresTheNewestGoodSnapshot) {
+  start(intervalSchedule(1h, "1h"), parseCalendarSchedule("daily").value());
+  EXPECT_EQ(scheduler_->report().drill_schedule(), "daily");
+  clock_.advance(1h);
+  jobs_.finish();
+  EXPECT_TRUE(drills_.drilled.empty());
+  clock_.advance(9h);  // 00:00: the drill; the snapshot due then waits for it
+  jobs_.finish();
+  ASSERT_EQ(drills_.drilled.size(), 1u);
+  drills_.finish(true);
+  EXPECT_EQ(scheduler_->report().drill_successes(), 1u);
+}
+
+TEST_F(Scheduler, OffDoesNothing) {
+  start(parseCalendarSchedule("off").value());
+  EXPECT_TRUE(jobs_.tokens.empty());
+  EXPECT_EQ(clock_.armed(), 0u);
+  EXPECT_EQ(scheduler_->report().schedule(), "off");
+}
+
+}  // namespace
+}  // namespace etcdagent::agent
