@@ -15,10 +15,47 @@
 namespace etcdagent::etcd {
 
 Result<void> verifySnapshotFile(const std::string& path) {
-  auto bytes = readFile(path);
-  if (!bytes) return fail(bytes.error());
-  if (auto r = verifySnapshotBytes(*bytes); !r) return fail(r.error().context(path));
+  auto file = MappedFile::open(path);
+  if (!file) return fail(file.error());
+  if (auto r = verifySnapshotBytes(file->bytes()); !r) return fail(r.error().context(path));
   return {};
+}
+
+Result<SnapshotFileCheck> checkSnapshotBytes(std::string_view bytes, const std::string& name) {
+  // etcd's own rule (etcdctl snapshot restore): bbolt files are whole pages, so a multiple of 512
+  // bytes; `snapshot save` appends a sha256.
+  constexpr std::size_t kSector = 512;
+  const std::size_t size = bytes.size();
+  SnapshotFileCheck out;
+  out.has_trailer = size % kSector == kSnapshotHashSize;
+  if (!out.has_trailer && size % kSector != 0) {
+    return fail(Errc::kInvalidArgument,
+                name + ": truncated, or not an etcd snapshot: " + std::to_string(size) +
+                    " bytes is neither a bbolt database (a multiple of 512 bytes) nor one "
+                    "followed by the 32-byte sha256 trailer of `snapshot save` (512 * n + 32 "
+                    "bytes). Do not restore from it");
+  }
+  std::string_view db = bytes;
+  if (out.has_trailer) {
+    db = bytes.substr(0, size - kSnapshotHashSize);
+    if (sha256(db) != bytes.substr(db.size())) {
+      return fail(Errc::kInvalidArgument,
+                  name + ": the sha256 trailer does not match its content (" +
+                      std::to_string(db.size()) +
+                      " bytes of database): the file is a damaged copy of a snapshot; do not "
+                      "restore from it. Use another copy, or take a new snapshot");
+    }
+  }
+  auto status = snapshotStatusOf(db);
+  if (!status) return fail(status.error());
+  out.status = *status;
+  return out;
+}
+
+Result<SnapshotFileCheck> checkSnapshotFile(const std::string& path) {
+  auto file = MappedFile::open(path);
+  if (!file) return fail(file.error());
+  return checkSnapshotBytes(file->bytes(), path);
 }
 
 namespace {
