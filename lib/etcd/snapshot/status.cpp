@@ -97,12 +97,46 @@ constexpr std::array<std::uint32_t, 256> kCrc32cTable = [] {
   return t;
 }();
 
+#if defined(__x86_64__)
+// SSE 4.2's crc32 instruction computes CRC-32C (the same polynomial and bit order as the table),
+// 8 bytes at a time: over a 200 MB snapshot the table took three quarters of `snapshot status`.
+__attribute__((target("sse4.2"))) std::uint32_t crc32cSse42(std::uint32_t crc, std::string_view d) {
+  const char* p = d.data();
+  std::size_t n = d.size();
+  std::uint64_t c = crc;
+  for (; n >= 8; p += 8, n -= 8) {
+    std::uint64_t v = 0;
+    std::memcpy(&v, p, sizeof v);
+    c = __builtin_ia32_crc32di(c, v);
+  }
+  auto c32 = static_cast<std::uint32_t>(c);
+  for (; n > 0; ++p, --n) c32 = __builtin_ia32_crc32qi(c32, static_cast<unsigned char>(*p));
+  return c32;
+}
+
+bool hasSse42() {
+  static const bool has = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("sse4.2") != 0;
+  }();
+  return has;
+}
+#endif
+
 class Crc32c {
  public:
   void write(std::string_view d) {
+#if defined(__x86_64__)
+    if (hasSse42()) {
+      crc_ = crc32cSse42(crc_, d);
+      return;
+    }
+#endif
     for (unsigned char c : d) crc_ = kCrc32cTable[(crc_ ^ c) & 0xff] ^ (crc_ >> 8);
   }
-  [[nodiscard]] std::uint32_t sum() const { return ~crc_; }
+  [[nodiscard]] std::uint32_t sum() const {
+    return ~crc_;
+  }
 
  private:
   std::uint32_t crc_ = ~0u;
