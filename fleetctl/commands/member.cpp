@@ -159,6 +159,36 @@ std::vector<Command> memberCommands() {
   });
   out.push_back(memberReplaceCommand());
   out.push_back({
+      .name = "start",
+      .usage = "member start <memberName> [--timeout 1m0s]",
+      .summary = "Starts a stopped member again and waits until it is healthy",
+      .description =
+          "\tStarts the member's etcd on its etcd-agent (found in the fleet inventory), then\n"
+          "\twaits until it is healthy; when it is not within --timeout, says what its agent\n"
+          "\treports and whether the cluster lacks the quorum to elect a leader.",
+      .flags =
+          [](FlagSet& f) {
+            f.duration("timeout", 0, "1m0s", "how long the member may take to be healthy");
+          },
+      .run = runMemberStart,
+  });
+  out.push_back({
+      .name = "stop",
+      .usage = "member stop <memberName> [--force]",
+      .summary = "Stops a member's etcd (it stays in the cluster; plan and data stay)",
+      .description =
+          "\tStops the member's etcd on its etcd-agent (found in the fleet inventory). Refuses\n"
+          "\twhen the voting members that stay healthy without it are fewer than the cluster's\n"
+          "\tquorum (--force overrides). A stopped member stays stopped until member start, or\n"
+          "\tuntil its agent restarts.",
+      .flags =
+          [](FlagSet& f) {
+            f.boolean("force", 0, false,
+                      "stop even when the cluster would lose quorum (prints a warning)");
+          },
+      .run = runMemberStop,
+  });
+  out.push_back({
       .name = "update",
       .usage = "member update <memberID> [options]",
       .summary = "Updates a member in the cluster",

@@ -1,10 +1,11 @@
-// member add --host and member remove: the adapters of lib/fleet/member.hpp. `member remove
-// HEXID` keeps etcdctl's argument errors, output on stdout and exit codes; the fleet's notes then
-// go to stderr.
+// member add --host, member remove and member stop|start: the adapters of lib/fleet/member.hpp
+// and lib/fleet/member_stop.hpp. `member remove HEXID` keeps etcdctl's argument errors, output on
+// stdout and exit codes; the fleet's notes then go to stderr.
 
 #include "fleetctl/commands/member_fleet.hpp"
 
 #include "fleet/member.hpp"
+#include "fleet/member_stop.hpp"
 #include "fleetctl/commands/cluster.hpp"
 #include "fleetctl/commands/fleet_io.hpp"
 #include "fleetctl/commands/util.hpp"
@@ -110,6 +111,55 @@ CommandResult runMemberRemove(Context& ctx) {
   if (!removed) return flowError(removed.error());
   if (removed->etcdctl_response)
     printMemberRemove(ctx.output(), target->id, *removed->etcdctl_response);
+  return {};
+}
+
+CommandResult runMemberStop(Context& ctx) {
+  if (ctx.args().size() != 1) return badArgs("member stop takes one argument: the member's name");
+  const std::string name = ctx.args()[0];
+  auto inventory = requireInventory(ctx.global().fleet_path,
+                                    "member stop finds the member's agent in the inventory of a "
+                                    "fleet bootstrapped with etcd-fleet bootstrap (or pass --fleet "
+                                    "FILE)");
+  if (!inventory) return commandError(inventory.error());
+  auto flow = InterruptibleFlow::open(ctx, ctx.out());
+  if (!flow) return commandError(flow.error());
+  auto done = stopMemberOfFleet((*flow)->env(), {.name = name,
+                                                 .force = ctx.flags().getBool("force"),
+                                                 .inventory = std::move(*inventory),
+                                                 .endpoints = ctx.global().client.endpoints});
+  if (!done) return flowError(done.error());
+  if (done->already_stopped) {
+    ctx.out() << "Member " << name << " is stopped already (agent " << done->agent
+              << "); nothing was done\n";
+  } else {
+    ctx.out() << "Member " << name << " stopped on agent " << done->agent
+              << " (its plan and data stay); `etcd-fleet member start " << name
+              << "` starts it again\n";
+  }
+  return {};
+}
+
+CommandResult runMemberStart(Context& ctx) {
+  if (ctx.args().size() != 1) return badArgs("member start takes one argument: the member's name");
+  const std::string name = ctx.args()[0];
+  auto inventory = requireInventory(ctx.global().fleet_path,
+                                    "member start finds the member's agent in the inventory of a "
+                                    "fleet bootstrapped with etcd-fleet bootstrap (or pass --fleet "
+                                    "FILE)");
+  if (!inventory) return commandError(inventory.error());
+  auto flow = InterruptibleFlow::open(ctx, ctx.out());
+  if (!flow) return commandError(flow.error());
+  auto done =
+      startMemberOfFleet((*flow)->env(), {.name = name,
+                                          .inventory = std::move(*inventory),
+                                          .endpoints = ctx.global().client.endpoints,
+                                          .health_timeout = ctx.flags().getDuration("timeout")});
+  if (!done) return flowError(done.error());
+  ctx.out() << "Member " << name
+            << (done->already_running ? " runs and is healthy already" : " started and healthy")
+            << " on agent " << done->agent << " (" << done->role << ", revision " << done->revision
+            << ")\n";
   return {};
 }
 

@@ -1,6 +1,7 @@
 #include "common/file_util.hpp"
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -88,6 +89,50 @@ Result<void> checkPrivateDirectory(const std::string& dir, std::string_view hold
                     std::string(holds) + "; make it private with chmod 700 " + dir);
   }
   return {};
+}
+
+Result<MappedFile> MappedFile::open(const std::string& path) {
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd.valid()) {
+    const int err = errno;
+    return fail(err == ENOENT ? Errc::kNotFound : Errc::kIo,
+                "cannot open " + path + ": " + errnoText(err));
+  }
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0)
+    return fail(Errc::kIo, "cannot stat " + path + ": " + errnoText(errno));
+  if (!S_ISREG(st.st_mode)) return fail(Errc::kInvalidArgument, path + " is not a regular file");
+  const auto size = static_cast<std::size_t>(st.st_size);
+  if (size == 0) return MappedFile(nullptr, 0);
+  void* data = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd.get(), 0);
+  if (data == MAP_FAILED) return fail(Errc::kIo, "cannot read " + path + ": " + errnoText(errno));
+  return MappedFile(data, size);
+}
+
+MappedFile::MappedFile(MappedFile&& o) noexcept : data_(o.data_), size_(o.size_) {
+  o.data_ = nullptr;
+  o.size_ = 0;
+}
+
+MappedFile& MappedFile::operator=(MappedFile&& o) noexcept {
+  if (this != &o) {
+    unmap();
+    data_ = o.data_;
+    size_ = o.size_;
+    o.data_ = nullptr;
+    o.size_ = 0;
+  }
+  return *this;
+}
+
+MappedFile::~MappedFile() {
+  unmap();
+}
+
+void MappedFile::unmap() {
+  if (data_ != nullptr) ::munmap(data_, size_);
+  data_ = nullptr;
+  size_ = 0;
 }
 
 std::string octalMode(unsigned mode) {

@@ -4,6 +4,7 @@
 // rename, fsync the directory (common/durable_file.hpp). A crash leaves either the old file or the
 // new one, never half.
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 
@@ -60,6 +61,30 @@ class UniqueFd {
 
  private:
   int fd_ = -1;
+};
+
+// A regular file mapped read-only (mmap, populated at once: read page by page, the faults cost
+// more than a pass over the bytes does). For files too large to copy into a string, read once.
+class MappedFile {
+ public:
+  // kNotFound when `path` does not exist, kInvalidArgument when it is not a regular file, kIo
+  // otherwise; each message names the file. An empty file maps to no bytes.
+  static Result<MappedFile> open(const std::string& path);
+  MappedFile(MappedFile&& o) noexcept;
+  MappedFile& operator=(MappedFile&& o) noexcept;
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+  ~MappedFile();
+
+  // Valid while this object lives.
+  [[nodiscard]] std::string_view bytes() const { return {static_cast<const char*>(data_), size_}; }
+
+ private:
+  MappedFile(void* data, std::size_t size) : data_(data), size_(size) {}
+  void unmap();
+
+  void* data_ = nullptr;
+  std::size_t size_ = 0;
 };
 
 }  // namespace etcdagent

@@ -208,30 +208,68 @@ Result<void> checkPromoteSafe(const std::vector<MemberInfo>& members,
   return {};
 }
 
+namespace {
+
+// The voters, and how many of them other than `id` are healthy: what is left while it is down
+// (a stop or a restart), against the quorum of all voters.
+struct WhileDown {
+  std::vector<const MemberInfo*> voters, others;
+  std::size_t healthy_others = 0;
+  std::size_t needed = 0;
+  [[nodiscard]] bool safe() const { return healthy_others >= needed; }
+};
+
+WhileDown whileDown(const std::vector<MemberInfo>& members, const std::set<std::uint64_t>& healthy,
+                    std::uint64_t id) {
+  WhileDown w;
+  for (const auto& m : members) {
+    if (m.is_learner) continue;
+    w.voters.push_back(&m);
+    if (m.id != id) w.others.push_back(&m);
+  }
+  w.healthy_others = countHealthy(w.others, healthy);
+  w.needed = quorumOf(w.voters.size());
+  return w;
+}
+
+}  // namespace
+
 Result<void> checkRestartSafe(const std::vector<MemberInfo>& members,
                               const std::set<std::uint64_t>& healthy, std::uint64_t id) {
   const MemberInfo* target = findById(members, id);
   if (!target) return fail(notInCluster(id));
-  std::vector<const MemberInfo*> voters, others;
-  for (const auto& m : members) {
-    if (m.is_learner) continue;
-    voters.push_back(&m);
-    if (m.id != id) others.push_back(&m);
-  }
   // A learner's restart takes no vote away; a voter's takes its own.
   if (target->is_learner) return {};
-  const std::size_t healthy_others = countHealthy(others, healthy);
-  const std::size_t needed = quorumOf(voters.size());
-  if (healthy_others < needed) {
+  const WhileDown w = whileDown(members, healthy, id);
+  if (!w.safe()) {
+    return fail(
+        Errc::kFailedPrecondition,
+        "while " + describe(*target) + " restarts, " + plural(w.voters.size(), "voting member") +
+            " would have " + std::to_string(w.healthy_others) + " healthy (" +
+            healthyList(w.others, healthy) + ") and quorum needs " + std::to_string(w.needed) +
+            ": the cluster would stop taking writes. Bring members back first" +
+            (w.voters.size() < 3 ? " (a cluster of fewer than 3 voters loses quorum "
+                                   "whenever one of them restarts: add members first)"
+                                 : ""));
+  }
+  return {};
+}
+
+Result<void> checkStopSafe(const std::vector<MemberInfo>& members,
+                           const std::set<std::uint64_t>& healthy, std::uint64_t id) {
+  const MemberInfo* target = findById(members, id);
+  if (!target) return fail(notInCluster(id));
+  if (target->is_learner) return {};
+  const WhileDown w = whileDown(members, healthy, id);
+  if (!w.safe()) {
+    const std::size_t n = w.healthy_others;
     return fail(Errc::kFailedPrecondition,
-                "while " + describe(*target) + " restarts, " +
-                    plural(voters.size(), "voting member") + " would have " +
-                    std::to_string(healthy_others) + " healthy (" + healthyList(others, healthy) +
-                    ") and quorum needs " + std::to_string(needed) +
-                    ": the cluster would stop taking writes. Bring members back first" +
-                    (voters.size() < 3 ? " (a cluster of fewer than 3 voters loses quorum "
-                                         "whenever one of them restarts: add members first)"
-                                       : ""));
+                "stopping " + describe(*target) + " would leave " + std::to_string(n) + " of " +
+                    plural(w.voters.size(), "voting member") + " healthy" +
+                    (w.others.empty() ? "" : " (" + healthyList(w.others, healthy) + ")") +
+                    ", and quorum needs " + std::to_string(w.needed) +
+                    ": the cluster would stop taking writes until a member is back. Start or "
+                    "bring back members first, or pass --force to stop it anyway");
   }
   return {};
 }

@@ -56,6 +56,13 @@ Result<void> checkPromoteSafe(const std::vector<MemberInfo>& members,
 Result<void> checkRestartSafe(const std::vector<MemberInfo>& members,
                               const std::set<std::uint64_t>& healthy, std::uint64_t id);
 
+// Refuses stopping member `id` (until an operator starts it again) on the same count as a restart:
+// the voters other than it that are healthy now must reach the quorum of all voters, or the
+// cluster commits nothing while it is stopped. A learner's stop never changes a quorum. The
+// message names each voter left, healthy or down, what quorum needs, and mentions --force.
+Result<void> checkStopSafe(const std::vector<MemberInfo>& members,
+                           const std::set<std::uint64_t>& healthy, std::uint64_t id);
+
 const MemberInfo* findByPeerUrl(const std::vector<MemberInfo>& members, std::string_view url);
 const MemberInfo* findByName(const std::vector<MemberInfo>& members, std::string_view name);
 const MemberInfo* findById(const std::vector<MemberInfo>& members, std::uint64_t id);

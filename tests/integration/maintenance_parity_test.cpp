@@ -187,13 +187,73 @@ TEST_F(MaintenanceParity, SnapshotsOfBothToolsAreAcceptedByEtcdctlAndReadTheSame
 }
 
 TEST_F(MaintenanceParity, SnapshotStatusErrorsLikeEtcdctl) {
+  // Whole pages of garbage (the size of a bbolt file, no trailer): both read it as bbolt and fail
+  // alike. Other sizes are refused before (SnapshotStatusChecksTheSha256Trailer...).
   const std::string garbage = dir_.path() + "/garbage.db";
-  std::ofstream(garbage) << std::string(100000, 'a');
+  std::ofstream(garbage) << std::string(24 * 4096, 'a');
   expectSame({"snapshot", "status", garbage}, "", true);
   expectSame({"snapshot", "status", dir_.path() + "/none.db"}, "", true);
   expectSame({"snapshot", "status"}, "", true);
   expectSame({"snapshot", "save"}, "", true);
   expectSame({"snapshot", "save", "a", "b"}, "", true);
+}
+
+// etcdctl 3.4 prints a status, rc 0, for a snapshot with one byte flipped in the middle of its
+// database (bbolt's structure is intact); etcd-fleet checks etcd's sha256 trailer first, as
+// `etcdctl snapshot restore` does, and tells a truncated copy and a raw database apart.
+TEST_F(MaintenanceParity, SnapshotStatusChecksTheSha256TrailerThatEtcdctlIgnores) {
+  for (int i = 0; i < 50; ++i) {
+    ASSERT_EQ(etcdctl(eps(), {"put", "damaged/" + std::to_string(i), "value"}).exit_code, 0);
+  }
+  const std::string snap = dir_.path() + "/damaged.db";
+  auto saved = etcdctl(eps(), {"snapshot", "save", snap});
+  ASSERT_EQ(saved.exit_code, 0) << saved.err;
+  const std::string intact = slurp(snap);
+  ASSERT_EQ(intact.size() % 512, 32u) << "etcd's trailer";
+  auto good = fleet(eps(), {"snapshot", "status", snap, "-w", "json"});
+  ASSERT_EQ(good.exit_code, 0) << good.err;
+  EXPECT_EQ(good.out, etcdctl(eps(), {"snapshot", "status", snap, "-w", "json"}).out);
+  EXPECT_EQ(good.err.find("Note:"), std::string::npos) << good.err;
+
+  // One byte in the middle of the database, past the header and elements of its page.
+  std::string damaged = intact;
+  damaged[(damaged.size() - 32) / 2 / 4096 * 4096 + 3000] ^= 0x01;
+  std::ofstream(snap, std::ios::binary | std::ios::trunc) << damaged;
+  auto theirs = etcdctl(eps(), {"snapshot", "status", snap});
+  EXPECT_EQ(theirs.exit_code, 0) << "etcdctl reads the damaged copy without a word: " << theirs.err;
+  auto ours = fleet(eps(), {"snapshot", "status", snap});
+  EXPECT_EQ(ours.exit_code, 1);
+  EXPECT_EQ(ours.out, "");
+  EXPECT_NE(ours.err.find("Error: " + snap + ": the sha256 trailer does not match its content"),
+            std::string::npos)
+      << ours.err;
+  EXPECT_NE(ours.err.find("damaged copy of a snapshot; do not restore from it"), std::string::npos)
+      << ours.err;
+
+  // A copy that stopped short.
+  const std::string truncated = dir_.path() + "/truncated.db";
+  std::ofstream(truncated, std::ios::binary) << intact.substr(0, intact.size() - 1000);
+  auto cut = fleet(eps(), {"snapshot", "status", truncated});
+  EXPECT_EQ(cut.exit_code, 1);
+  EXPECT_EQ(cut.out, "");
+  EXPECT_NE(cut.err.find("Error: " + truncated + ": truncated, or not an etcd snapshot: " +
+                         std::to_string(intact.size() - 1000) + " bytes"),
+            std::string::npos)
+      << cut.err;
+
+  // The database without its trailer, as a member's data dir holds it: etcdctl's status, and a
+  // note that only bbolt's structure was checked.
+  const std::string raw = dir_.path() + "/raw.db";
+  std::ofstream(raw, std::ios::binary) << intact.substr(0, intact.size() - 32);
+  for (const char* w : {"simple", "json", "table"}) {
+    auto x = etcdctl(eps(), {"snapshot", "status", raw, "-w", w});
+    auto y = fleet(eps(), {"snapshot", "status", raw, "-w", w});
+    ASSERT_EQ(x.exit_code, 0) << x.err;
+    EXPECT_EQ(y.exit_code, 0) << y.err;
+    EXPECT_EQ(x.out, y.out) << w;
+    EXPECT_NE(y.err.find("Note: " + raw + " has no sha256 trailer"), std::string::npos) << y.err;
+    EXPECT_NE(y.err.find("only bbolt's structure was checked"), std::string::npos) << y.err;
+  }
 }
 
 TEST_F(MaintenanceParity, SnapshotRestoresIntoAWorkingEtcd) {

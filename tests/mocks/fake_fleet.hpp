@@ -43,6 +43,8 @@ struct FakeHost {
   // The member it holds.
   std::optional<v1::Plan> plan;
   bool started = false;        // its etcd runs
+  bool stopped = false;        // stopped on request (StopMember), until StartMember
+  bool never_healthy = false;  // its etcd runs but never turns healthy (no leader to follow)
   bool started_once = false;   // it was healthy once
   bool crash_looping = false;  // its etcd keeps exiting (see last_error)
   std::string last_error;
@@ -227,9 +229,12 @@ class FakeFleet {
     s.add_peer_urls(h.peerUrl());
     s.set_last_error(h.last_error);
     const Member* m = member(h.member_id);
-    const bool healthy = h.started && m != nullptr;
+    const bool healthy = h.started && !h.never_healthy && m != nullptr;
     s.set_healthy(healthy);
-    if (h.crash_looping) {
+    if (h.stopped) {
+      s.set_phase(v1::MEMBER_PHASE_STOPPED);
+      s.set_state("stopped");
+    } else if (h.crash_looping) {
       s.set_phase(v1::MEMBER_PHASE_CRASH_LOOPING);
       s.add_last_etcd_lines("etcd: bind: address already in use");
     } else if (!healthy) {
@@ -380,12 +385,20 @@ class FakeAgent final : public fleet::AgentApi {
   Result<v1::AgentStatus> stopMember() const override {
     return with("stopMember", [&](FakeHost& h) -> Result<v1::AgentStatus> {
       h.started = false;
+      h.stopped = h.plan.has_value();  // an agent without a plan has nothing to stop
       return fleet_.statusLocked(h);
     });
   }
   Result<v1::AgentStatus> startMember() const override {
     return with("startMember", [&](FakeHost& h) -> Result<v1::AgentStatus> {
-      h.started = h.plan.has_value();
+      if (!h.plan) {
+        return fail(Errc::kFailedPrecondition,
+                    "agent " + address_ +
+                        ": start member: no plan yet: nothing to start (waiting for a bootstrap "
+                        "plan)");
+      }
+      h.stopped = false;
+      h.started = true;
       return fleet_.statusLocked(h);
     });
   }

@@ -15,10 +15,47 @@
 namespace etcdagent::etcd {
 
 Result<void> verifySnapshotFile(const std::string& path) {
-  auto bytes = readFile(path);
-  if (!bytes) return fail(bytes.error());
-  if (auto r = verifySnapshotBytes(*bytes); !r) return fail(r.error().context(path));
+  auto file = MappedFile::open(path);
+  if (!file) return fail(file.error());
+  if (auto r = verifySnapshotBytes(file->bytes()); !r) return fail(r.error().context(path));
   return {};
+}
+
+Result<SnapshotFileCheck> checkSnapshotBytes(std::string_view bytes, const std::string& name) {
+  // etcd's own rule (etcdctl snapshot restore): bbolt files are whole pages, so a multiple of 512
+  // bytes; `snapshot save` appends a sha256.
+  constexpr std::size_t kSector = 512;
+  const std::size_t size = bytes.size();
+  SnapshotFileCheck out;
+  out.has_trailer = size % kSector == kSnapshotHashSize;
+  if (!out.has_trailer && size % kSector != 0) {
+    return fail(Errc::kInvalidArgument,
+                name + ": truncated, or not an etcd snapshot: " + std::to_string(size) +
+                    " bytes is neither a bbolt database (a multiple of 512 bytes) nor one "
+                    "followed by the 32-byte sha256 trailer of `snapshot save` (512 * n + 32 "
+                    "bytes). Do not restore from it");
+  }
+  std::string_view db = bytes;
+  if (out.has_trailer) {
+    db = bytes.substr(0, size - kSnapshotHashSize);
+    if (sha256(db) != bytes.substr(db.size())) {
+      return fail(Errc::kInvalidArgument,
+                  name + ": the sha256 trailer does not match its content (" +
+                      std::to_string(db.size()) +
+                      " bytes of database): the file is a damaged copy of a snapshot; do not "
+                      "restore from it. Use another copy, or take a new snapshot");
+    }
+  }
+  auto status = snapshotStatusOf(db);
+  if (!status) return fail(status.error());
+  out.status = *status;
+  return out;
+}
+
+Result<SnapshotFileCheck> checkSnapshotFile(const std::string& path) {
+  auto file = MappedFile::open(path);
+  if (!file) return fail(file.error());
+  return checkSnapshotBytes(file->bytes(), path);
 }
 
 namespace {
@@ -60,12 +97,46 @@ constexpr std::array<std::uint32_t, 256> kCrc32cTable = [] {
   return t;
 }();
 
+#if defined(__x86_64__)
+// SSE 4.2's crc32 instruction computes CRC-32C (the same polynomial and bit order as the table),
+// 8 bytes at a time: over a 200 MB snapshot the table took three quarters of `snapshot status`.
+__attribute__((target("sse4.2"))) std::uint32_t crc32cSse42(std::uint32_t crc, std::string_view d) {
+  const char* p = d.data();
+  std::size_t n = d.size();
+  std::uint64_t c = crc;
+  for (; n >= 8; p += 8, n -= 8) {
+    std::uint64_t v = 0;
+    std::memcpy(&v, p, sizeof v);
+    c = __builtin_ia32_crc32di(c, v);
+  }
+  auto c32 = static_cast<std::uint32_t>(c);
+  for (; n > 0; ++p, --n) c32 = __builtin_ia32_crc32qi(c32, static_cast<unsigned char>(*p));
+  return c32;
+}
+
+bool hasSse42() {
+  static const bool has = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("sse4.2") != 0;
+  }();
+  return has;
+}
+#endif
+
 class Crc32c {
  public:
   void write(std::string_view d) {
+#if defined(__x86_64__)
+    if (hasSse42()) {
+      crc_ = crc32cSse42(crc_, d);
+      return;
+    }
+#endif
     for (unsigned char c : d) crc_ = kCrc32cTable[(crc_ ^ c) & 0xff] ^ (crc_ >> 8);
   }
-  [[nodiscard]] std::uint32_t sum() const { return ~crc_; }
+  [[nodiscard]] std::uint32_t sum() const {
+    return ~crc_;
+  }
 
  private:
   std::uint32_t crc_ = ~0u;

@@ -27,4 +27,22 @@ Result<SnapshotStatus> snapshotStatusOf(std::string_view db);
 // in memory: verifySnapshotBytes (common/snapshot_digest.hpp).
 Result<void> verifySnapshotFile(const std::string& path);
 
+// What `snapshot status FILE` may say about a file, decided by its size as etcd decides it
+// (snapshot restore: a file has a hash when size % 512 == 32, the size of a sha256):
+//   512k + 32 bytes  `snapshot save`'s file: the last 32 bytes must be the sha256 of the rest
+//                    (refused when they are not: a damaged copy), then the database is read;
+//   512k bytes       a bbolt file without a trailer (copied from a member's data dir): only its
+//                    structure can be checked (has_trailer false);
+//   anything else    refused: truncated, or not a snapshot at all.
+struct SnapshotFileCheck {
+  SnapshotStatus status;
+  bool has_trailer = false;
+};
+
+// On bytes in memory; `name` (the file) starts every error message.
+Result<SnapshotFileCheck> checkSnapshotBytes(std::string_view bytes, const std::string& name);
+
+// The same on a file, read once (mapped, not copied).
+Result<SnapshotFileCheck> checkSnapshotFile(const std::string& path);
+
 }  // namespace etcdagent::etcd

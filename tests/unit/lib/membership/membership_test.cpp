@@ -126,6 +126,50 @@ TEST(Membership, PromotingNeedsTheQuorumOfTheNewVoterSet) {
   EXPECT_NE(r.error().message.find("quorum needs 3"), std::string::npos);
 }
 
+TEST(Membership, StoppingNeedsTheOtherHealthyVotersToBeAQuorumOfAllVoters) {
+  // 3 voters need 2: stopping one of three healthy leaves 2.
+  EXPECT_TRUE(checkStopSafe(three(), {1, 2, 3}, 2));
+  // m2 is down already: stopping it takes nothing away; stopping m3 would leave m1 alone.
+  EXPECT_TRUE(checkStopSafe(three(), {1, 3}, 2));
+  auto r = checkStopSafe(three(), {1, 3}, 3);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, Errc::kFailedPrecondition);
+  const std::string& why = r.error().message;
+  EXPECT_NE(why.find("stopping \"m3\" (3) would leave 1 of 3 voting members healthy (m1 healthy, "
+                     "m2 down), and quorum needs 2"),
+            std::string::npos)
+      << why;
+  EXPECT_NE(why.find("--force"), std::string::npos) << why;
+}
+
+TEST(Membership, StoppingCountsVotersOnlyAndALearnerIsAlwaysStoppable) {
+  // 4 voters need 3; a learner neither counts nor needs a quorum to stop.
+  auto ms = three();
+  ms.push_back(voter(4, "m4"));
+  ms.push_back(learner(5, "m5"));
+  EXPECT_TRUE(checkStopSafe(ms, {1, 2, 3, 4, 5}, 4));
+  EXPECT_FALSE(checkStopSafe(ms, {1, 2, 4, 5}, 4)) << "m3 down: only m1, m2 would be left of 4";
+  EXPECT_TRUE(checkStopSafe(ms, {1}, 5)) << "a learner";
+  // A cluster of one voter stops taking writes whenever it stops.
+  EXPECT_FALSE(checkStopSafe({voter(1, "m1")}, {1}, 1));
+}
+
+TEST(Membership, StoppingAnUnknownMemberSaysSo) {
+  auto r = checkStopSafe(three(), {1, 2, 3}, 0x99);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, Errc::kNotFound);
+}
+
+TEST(Membership, ARestartNeedsTheSameCountAsAStop) {
+  EXPECT_TRUE(checkRestartSafe(three(), {1, 2, 3}, 3));
+  auto r = checkRestartSafe(three(), {1, 3}, 3);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("while \"m3\" (3) restarts, 3 voting members would have 1 "
+                                   "healthy (m1 healthy, m2 down) and quorum needs 2"),
+            std::string::npos)
+      << r.error().message;
+}
+
 TEST(Membership, APendingLearnerIsNamed) {
   EXPECT_TRUE(checkNoPendingLearner(three()));
   auto ms = three();
