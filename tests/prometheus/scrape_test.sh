@@ -9,6 +9,10 @@
 #      EtcdAgentEtcdRestarted fires for m3, from the agent's real counter;
 #   4. every query of the Grafana dashboard runs without an error, and the panels about members
 #      and databases show the three members (or their clusters, or their etcds).
+# With an etcd-agent that takes scheduled snapshots ([snapshot] in agent.toml; an agent without
+# them refuses the section in --check-config, and the test says it skipped this part), every agent
+# takes one every 5 s and drills each: the rules read the period (5 s) from the agents, the snapshot
+# and drill alerts stay inactive, and the dashboard's snapshot and drill panels show the three.
 # Everything listens on 127.0.0.1 (free ports); the processes it starts are stopped by PID, and its
 # temp dir removed (KEEP=1 keeps it). Every wait polls for the state, bounded.
 # Usage: scrape_test.sh SOURCE_DIR BUILD_DIR
@@ -76,6 +80,22 @@ socks = [socket.socket() for _ in range(13)]
 for s in socks: s.bind(("127.0.0.1", 0))
 print("\n".join(str(s.getsockname()[1]) for s in socks))')
 
+# Scheduled snapshots and restore drills, when this etcd-agent has them.
+SNAPSHOT_TOML='[snapshot]
+interval = "5s"
+drill = "after-snapshot"'
+mkdir -p "$WORK/probe"
+printf '[member]\nname = "probe"\ndata_root = "%s/probe/data"\n[agent]\napi_socket = ""\n[etcd]\nbinary = "%s"\n%s\n' \
+  "$WORK" "$ETCD" "$SNAPSHOT_TOML" >"$WORK/probe/agent.toml"
+if "$AGENT" --check-config --config "$WORK/probe/agent.toml" >"$WORK/probe/check.log" 2>&1; then
+  SNAPSHOTS=1
+else
+  grep -q 'snapshot: unknown section' "$WORK/probe/check.log" ||
+    { cat "$WORK/probe/check.log" >&2; fail "etcd-agent --check-config on a config with [snapshot]"; }
+  SNAPSHOTS=0 SNAPSHOT_TOML=""
+  echo "skipped: the snapshot checks (this etcd-agent has no [snapshot])"
+fi
+
 APIS=() HTTPS=() CLIENTS=() AGENT_PIDS=()
 for i in 1 2 3; do
   b=$(((i - 1) * 4))
@@ -97,6 +117,7 @@ api_socket = "$d/api.sock"
 insecure = true
 [etcd]
 binary = "$ETCD"
+$SNAPSHOT_TOML
 EOT
   "$AGENT" --config "$d/agent.toml" >"$d/agent.log" 2>&1 &
   PIDS+=($!) AGENT_PIDS+=($!)
@@ -108,7 +129,12 @@ for i in 1 2 3; do
     --cluster "prometheus-c$i" --agent-timeout 30s >"$WORK/m$i/bootstrap.log" 2>&1 ||
     { cat "$WORK/m$i/bootstrap.log" >&2; fail "bootstrap of m$i"; }
 done
-echo "ok: three agents, each with a healthy one-member cluster (${APIS[*]})"
+# A key in each: a member's data, as its snapshots and drills will hold it.
+for i in 1 2 3; do
+  "$FLEET" --fleet "$WORK/m$i/fleet.toml" put "/prometheus-test/m$i" "c$i" >/dev/null ||
+    fail "put into m$i's cluster"
+done
+echo "ok: three agents, each with a healthy one-member cluster (${APIS[*]}) holding a key"
 
 # Prometheus: the agents and their etcds, each with its cluster's label, every second.
 PROM=127.0.0.1:${P[12]}
@@ -215,3 +241,44 @@ Database size, in use, quota|C|1
 Database use of quota (etcd)|A|3
 EOT
 echo "ok: the dashboard's $(wc -l <"$WORK/panels.tsv") queries run; its member and database panels show m1, m2, m3"
+
+[ "$SNAPSHOTS" = 1 ] || exit 0
+# 5. Snapshots every 5 s, each drilled: the period the rules read, quiet snapshot alerts, panels.
+every_member() {  # every_member EXPR VALUE: EXPR is VALUE for m1, m2 and m3
+  local want="" i
+  for i in 1 2 3; do
+    want+="{\"cluster\": \"c$i\", \"instance\": \"${HTTPS[i - 1]}\", \"job\": \"etcd-agent\", \"member\": \"m$i\"} $2"$'\n'
+  done
+  query_is "$1" "${want%$'\n'}"
+}
+eventually 90 "a snapshot taken and drilled on every agent" \
+  every_member 'etcd_agent_snapshot_drill_last_ok * (etcd_agent_snapshot_successes_total > bool 0)' 1
+eventually 30 "the snapshot period read as 5 s for every agent" \
+  every_member 'etcd_agent:snapshot_period_seconds:min_15d' 5
+snapshot_rules_inactive() {
+  "${CHECK[@]}" rules "$URL" >"$WORK/rules.tsv"
+  local bad
+  bad=$(awk -F'\t' '$2 ~ /^EtcdAgent(SnapshotStale|SnapshotFailing|SnapshotsBad|RestoreDrillFailed|NoRecentRestorableSnapshot)$/ && $5 != "inactive"' \
+    "$WORK/rules.tsv")
+  [ -z "$bad" ] || { echo "$bad"; return 1; }
+}
+eventually 30 "the snapshot alerts inactive" snapshot_rules_inactive
+"${CHECK[@]}" panels "$URL" "$DASHBOARD" >"$WORK/panels.tsv" || fail "a dashboard query failed (above)"
+while IFS='|' read -r title ref want; do
+  got=$(awk -F'\t' -v t="$title" -v r="$ref" '$2 == t && $3 == r {print $1}' "$WORK/panels.tsv")
+  [ "$got" = "$want" ] || fail "dashboard panel '$title' ($ref) shows ${got:-no} series, expected $want"
+done <<'EOT'
+Newest snapshot age|A|3
+Next snapshot in|A|3
+Snapshots kept / bad|A|3
+Snapshots kept / bad|B|3
+Snapshot successes and failures (per hour)|A|3
+Snapshot successes and failures (per hour)|B|3
+Newest snapshot: size and duration|A|3
+Newest snapshot: size and duration|B|3
+Last restore drill|A|3
+Restore-tested snapshot age|A|3
+Drills (per day)|A|3
+Drills (per day)|B|3
+EOT
+echo "ok: snapshots every 5 s, each drilled, on the three agents: the rules read a 5 s period, the snapshot alerts are inactive, the snapshot and drill panels show m1, m2, m3"
