@@ -30,9 +30,15 @@ HOSTS_NSPAWN_ARGS=()   # more systemd-nspawn arguments for every host (e.g. --bi
 HOSTS_NETWORK=${HOSTS_NETWORK:-shared} # shared (the machine's network) or netns (see netns.sh)
 HOSTS_TEARDOWN_HOOKS=() # commands hosts_teardown runs once every host is down (netns_finish)
 # Units of the machine that would start in every host and are not ours to run there: Debian's
-# etcd (it binds 127.0.0.1:2379 and has its own data), PostgreSQL, and whatever would reach the
-# network or only burn CPU on a test host (apt's daily downloads, NTP, periodic jobs).
+# etcd (it binds 127.0.0.1:2379 and has its own data), PostgreSQL, Prometheus (the tests' promtool
+# comes with a server for :9090) and what its package recommends where those were installed (a
+# node exporter on :9100 with its timers, smartd, OpenIPMI, NVMe connections), and whatever would
+# reach the network or only burn CPU on a test host (apt's daily downloads, NTP, periodic jobs).
 HOSTS_MASKED_UNITS=(etcd.service postgresql.service postgresql@.service
+  prometheus.service prometheus-node-exporter.service prometheus-node-exporter-apt.timer
+  prometheus-node-exporter-ipmitool-sensor.timer prometheus-node-exporter-mellanox-hca-temp.timer
+  prometheus-node-exporter-nvme.timer prometheus-node-exporter-smartmon.timer
+  smartmontools.service openipmi.service nvmefc-boot-connections.service nvmf-autoconnect.service
   apt-daily.service apt-daily.timer apt-daily-upgrade.service apt-daily-upgrade.timer
   systemd-timesyncd.service man-db.timer man-db.service e2scrub_all.timer fstrim.timer
   dpkg-db-backup.timer)

@@ -46,6 +46,8 @@ deb_files=(
   /usr/share/man/man8/etcd-agent.8.gz /usr/share/man/man1/etcd-fleet.1.gz
   /usr/share/bash-completion/completions/etcd-fleet
   /usr/share/polkit-1/rules.d/50-etcd-agent.rules
+  /usr/share/etcd-agent/prometheus/etcd-agent-rules.yml /usr/share/etcd-agent/prometheus/rules_test.yml
+  /usr/share/etcd-agent/prometheus/rules_long_test.yml /usr/share/etcd-agent/grafana/etcd-agent-dashboard.json
   /usr/share/doc/etcd-agent/README.md /usr/share/doc/etcd-agent/copyright
   /usr/share/doc/etcd-agent/changelog.Debian.gz
 )
@@ -71,6 +73,8 @@ depends_on() { [[ ", $DEPENDS," == *", $1"[\ ,]* ]]; }
 for p in etcd-server etcd-client adduser init-system-helpers; do
   depends_on "$p" || fail "Depends lacks $p: $DEPENDS"
 done
+# promtool and the server for the rules in /usr/share/etcd-agent/prometheus, usually on another host.
+[ "$(field Suggests)" = prometheus ] || fail "Suggests is '$(field Suggests)', not prometheus"
 
 # The shared libraries the staged binaries need, found independently of dpkg-shlibdeps: each
 # NEEDED library's Debian package must be in Depends.
@@ -124,6 +128,21 @@ done
 grep -qF 'manage\-unit\-files' <(zcat "$TMP/x/usr/share/man/man8/etcd-agent.8.gz") ||
   fail "etcd-agent(8) does not say what the polkit rule allows"
 pass "agent.toml, units, polkit rule, man pages"
+
+# The alert rules and the dashboard are the project's; the packaged rules pass their packaged
+# tests (promtool from Debian's prometheus, which ./dev test installs).
+for f in prometheus/etcd-agent-rules.yml prometheus/rules_test.yml prometheus/rules_long_test.yml \
+  grafana/etcd-agent-dashboard.json; do
+  cmp -s "$TMP/x/usr/share/etcd-agent/$f" "$SRC/packaging/$f" || fail "/usr/share/etcd-agent/$f differs from packaging/$f"
+done
+if ! command -v promtool >/dev/null; then
+  fail "promtool is missing: apt-get install prometheus (./dev test installs it)"
+elif ! (cd "$TMP/x/usr/share/etcd-agent/prometheus" && promtool test rules rules_test.yml rules_long_test.yml) \
+  >"$TMP/promtool.log" 2>&1; then
+  cat "$TMP/promtool.log" >&2
+  fail "promtool test rules fails on the packaged rules"
+fi
+pass "Prometheus rules and Grafana dashboard in /usr/share/etcd-agent (promtool test rules on the packaged files)"
 
 # The unit's sandbox: systemd's own exposure score of the shipped etcd-agent.service must stay
 # at 1.2 or below, whatever the unit gains (the socket, the keys, the user). What is left is what
@@ -222,6 +241,7 @@ for f in /usr/bin/etcd-agent /usr/bin/etcd-fleet /usr/lib/systemd/system/etcd-ag
   /usr/lib/systemd/system/etcd-agent@.service /etc/etcd-agent/agent.toml \
   /usr/share/man/man8/etcd-agent.8.gz /usr/share/man/man1/etcd-fleet.1.gz \
   /usr/share/bash-completion/completions/etcd-fleet /usr/share/polkit-1/rules.d/50-etcd-agent.rules \
+  /usr/share/etcd-agent/prometheus/etcd-agent-rules.yml /usr/share/etcd-agent/grafana/etcd-agent-dashboard.json \
   /usr/share/doc/etcd-agent/README.md /var/lib/etcd-agent; do
   has "$TMP/rpm.list" "$f" || fail "rpm -qpl lacks $f"
 done
