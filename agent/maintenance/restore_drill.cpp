@@ -23,6 +23,7 @@ using namespace std::chrono_literals;
 
 constexpr auto kPollEvery = 200ms;
 constexpr std::int64_t kSampleKeys = 10;
+constexpr std::size_t kKeptLines = 20;  // of the running child's output, for the failure
 
 // A port the kernel says is free on 127.0.0.1 now (etcd binds it a moment later).
 Result<int> freeLoopbackPort() {
@@ -184,10 +185,7 @@ void RestoreDrill::drill(const std::string& snapshot, const v1::SnapshotRecord& 
   });
   auto child = seams_.launcher.spawn(
       {.argv = drillRestoreCommand(settings_, active_->site, snapshot)},
-      [this](const std::string& line) {
-        active_->output.push_back(line);
-        if (active_->output.size() > 20) active_->output.pop_front();
-      },
+      [this](const std::string& line) { keepLine(line); },
       [this](ExitStatus status) { restored(status); });
   if (!child) {
     finish("cannot run " + settings_.etcdctl + ": " + child.error().message);
@@ -210,10 +208,7 @@ void RestoreDrill::restored(ExitStatus status) {
   active_->output.clear();
   auto child = seams_.launcher.spawn(
       {.argv = drillEtcdCommand(settings_, active_->site)},
-      [this](const std::string& line) {
-        active_->output.push_back(line);
-        if (active_->output.size() > 20) active_->output.pop_front();
-      },
+      [this](const std::string& line) { keepLine(line); },
       [this](ExitStatus exit) {
         active_->process.reset();
         if (!active_->decided) {
@@ -230,6 +225,11 @@ void RestoreDrill::restored(ExitStatus status) {
   active_->process = std::move(*child);
   active_->etcd = true;
   poll();
+}
+
+void RestoreDrill::keepLine(const std::string& line) {
+  active_->output.push_back(line);
+  if (active_->output.size() > kKeptLines) active_->output.pop_front();
 }
 
 void RestoreDrill::poll() {

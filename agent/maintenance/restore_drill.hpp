@@ -94,6 +94,7 @@ class RestoreDrill final : public SnapshotDrills {
 
  private:
   struct Active;
+  void keepLine(const std::string& line);  // the running child's output, its last lines kept
   void restored(ExitStatus status);
   void poll();
   void finish(std::optional<std::string> error);

@@ -75,27 +75,44 @@ CommandResult fetchTo(Context& ctx, const Env& env, const SnapshotChoice& choice
   return {};
 }
 
+// The inventory's agents (--host narrows them) asked for their snapshots; each that did not answer
+// is warned about on stderr, with `consequence`. Holds the seams, for a fetch that follows.
+struct AgentListing {
+  std::unique_ptr<StreamProgress> progress;
+  std::unique_ptr<FleetSeams> seams;
+  std::vector<HostSnapshots> hosts;
+  std::size_t unreachable = 0;
+};
+
+std::expected<AgentListing, CommandError> listAgents(Context& ctx, std::string_view what,
+                                                     std::string_view consequence) {
+  auto inventory = inventoryFor(ctx, what);
+  if (!inventory) return std::unexpected(inventory.error());
+  AgentListing out;
+  out.progress = std::make_unique<StreamProgress>(ctx.err(), ctx.err(), "Warning: ");
+  auto seams = FleetSeams::open(ctx, *out.progress);
+  if (!seams) return commandError(seams.error());
+  out.seams = std::move(*seams);
+  auto hosts = listFleetSnapshots(out.seams->env(), *inventory, ctx.flags().getStringSlice("host"),
+                                  kListTimeout);
+  if (!hosts) return flowError(hosts.error());
+  out.hosts = std::move(*hosts);
+  for (const auto& h : out.hosts) {
+    if (h.listing) continue;
+    ++out.unreachable;
+    ctx.err() << "Warning: agent of " << h.member << " (" << h.agent << ") did not answer"
+              << consequence << ": " << h.listing.error().message << "\n";
+  }
+  return out;
+}
+
 CommandResult runList(Context& ctx) {
   if (!ctx.args().empty()) return badArgs("snapshot list takes no arguments (--host to narrow)");
   if (auto r = requireFormat(ctx, printSnapshotList); !r) return r;
-  auto inventory = inventoryFor(ctx, "snapshot list");
-  if (!inventory) return std::unexpected(inventory.error());
-  StreamProgress progress(ctx.err(), ctx.err(), "Warning: ");
-  auto seams = FleetSeams::open(ctx, progress);
-  if (!seams) return commandError(seams.error());
-  auto hosts = listFleetSnapshots((*seams)->env(), *inventory, ctx.flags().getStringSlice("host"),
-                                  kListTimeout);
-  if (!hosts) return flowError(hosts.error());
-  printSnapshotList(ctx.output(), *hosts, std::chrono::system_clock::now());
-  std::size_t unreachable = 0;
-  for (const auto& h : *hosts) {
-    if (!h.listing) {
-      ++unreachable;
-      ctx.err() << "Warning: agent of " << h.member << " (" << h.agent
-                << ") did not answer: " << h.listing.error().message << "\n";
-    }
-  }
-  if (unreachable == hosts->size()) {
+  auto listed = listAgents(ctx, "snapshot list", "");
+  if (!listed) return std::unexpected(listed.error());
+  printSnapshotList(ctx.output(), listed->hosts, std::chrono::system_clock::now());
+  if (listed->unreachable == listed->hosts.size()) {
     return commandError(exitcode::kBadConnection, "no agent answered; nothing was listed");
   }
   return {};
@@ -110,24 +127,11 @@ CommandResult runFetch(Context& ctx) {
   if (!name.empty() && ctx.flags().getBool("latest")) {
     return badArgs("both a NAME and --latest: give one");
   }
-  auto inventory = inventoryFor(ctx, "snapshot fetch");
-  if (!inventory) return std::unexpected(inventory.error());
-  StreamProgress progress(ctx.err(), ctx.err(), "Warning: ");
-  auto seams = FleetSeams::open(ctx, progress);
-  if (!seams) return commandError(seams.error());
-  auto hosts = listFleetSnapshots((*seams)->env(), *inventory, ctx.flags().getStringSlice("host"),
-                                  kListTimeout);
-  if (!hosts) return flowError(hosts.error());
-  for (const auto& h : *hosts) {
-    if (!h.listing) {
-      ctx.err() << "Warning: agent of " << h.member << " (" << h.agent
-                << ") did not answer, its snapshots are not considered: "
-                << h.listing.error().message << "\n";
-    }
-  }
-  auto choice = pickSnapshot(*hosts, name);
+  auto listed = listAgents(ctx, "snapshot fetch", ", its snapshots are not considered");
+  if (!listed) return std::unexpected(listed.error());
+  auto choice = pickSnapshot(listed->hosts, name);
   if (!choice) return flowError(choice.error());
-  return fetchTo(ctx, (*seams)->env(), *choice, args.back());
+  return fetchTo(ctx, listed->seams->env(), *choice, args.back());
 }
 
 }  // namespace
