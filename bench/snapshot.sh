@@ -45,7 +45,7 @@ for r in $(seq 1 "$ROUNDS"); do
   take_ref() {
     local t0 t1
     t0=$(now)
-    ETCDCTL_API=3 "$ETCDCTL" --endpoints "$EP" snapshot save "$WORK/ref.db" >/dev/null
+    ETCDCTL_API=3 "$ETCDCTL" --endpoints "$EP" snapshot save "$WORK/ref.db" >/dev/null 2>&1
     t1=$(now)
     REF+=("$(elapsed "$t0" "$t1")")
   }
