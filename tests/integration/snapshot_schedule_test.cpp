@@ -285,6 +285,30 @@ TEST(SnapshotSchedule, AReloadAppliesANewScheduleWithoutTouchingTheMember) {
   EXPECT_EQ(s.etcd_pid(), before.etcd_pid());  // the member was not restarted
   EXPECT_NE(readText(agent.logPath()).find("[snapshot] applied (schedule every 1s"),
             std::string::npos);
+
+  // The agent API hands out only the member's own listed files, whatever name is asked for.
+  auto listed = agent.client().listSnapshots();
+  ASSERT_TRUE(listed) << listed.error().message;
+  ASSERT_GT(listed->good_size(), 0);
+  std::string bytes;
+  auto fetched = agent.client().fetchSnapshot(
+      listed->good(0).name(),
+      [&](std::string_view chunk, const v1::SnapshotRecord&) -> Result<void> {
+        bytes.append(chunk);
+        return {};
+      });
+  ASSERT_TRUE(fetched) << fetched.error().message;
+  EXPECT_EQ(bytes.size(), fetched->size());
+  for (const std::string bad : {"../../state.json", "m1-x/../../m1/state.json",
+                                "m2-20261204T000000Z.db", "m1-19700101T000000Z.db"}) {
+    auto refused = agent.client().fetchSnapshot(
+        bad, [](std::string_view, const v1::SnapshotRecord&) -> Result<void> { return {}; });
+    ASSERT_FALSE(refused) << bad;
+    EXPECT_NE(refused.error().message.find(
+                  bad.starts_with("m1-19") ? "no snapshot" : "is not a snapshot of member m1"),
+              std::string::npos)
+        << refused.error().message;
+  }
 }
 
 }  // namespace
