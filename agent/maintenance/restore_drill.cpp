@@ -72,7 +72,6 @@ struct RestoreDrill::Active {
   std::function<void(v1::DrillResult)> done;
   std::chrono::steady_clock::time_point started;
   std::unique_ptr<Process> process;  // etcdctl, then etcd
-  bool etcd = false;                 // process is the throwaway etcd
   bool reading = false;              // a read is in flight on the worker
   std::deque<std::string> output;    // the last lines of the running child
   std::optional<std::string> error;  // set once the drill is decided; then etcd is stopped
@@ -223,7 +222,6 @@ void RestoreDrill::restored(ExitStatus status) {
     return;
   }
   active_->process = std::move(*child);
-  active_->etcd = true;
   poll();
 }
 
