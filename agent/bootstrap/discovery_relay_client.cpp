@@ -1,12 +1,10 @@
 #include "agent/bootstrap/discovery_relay_client.hpp"
 
-#include <grpcpp/create_channel.h>
-#include <grpcpp/security/credentials.h>
 #include <syslog.h>
 
 #include <stop_token>
 
-#include "agent/enroll/agent_pki.hpp"
+#include "agent/enroll/agent_channel.hpp"
 #include "etcd/endpoint.hpp"
 #include "etcdagent/v1/agent.grpc.pb.h"
 
@@ -43,22 +41,7 @@ void DiscoveryRelay::forward(const RelayTarget& target, v1::RelayDiscoveryReques
 // from the next call on): discovery is a few dozen requests per member, once.
 Result<std::shared_ptr<grpc::Channel>> DiscoveryRelay::channelTo(
     const std::string& coordinator) const {
-  auto credentials = loadAgentCredentials(agentPkiPaths(pki_dir_));
-  if (!credentials) return fail(credentials.error());
-  if (!*credentials) {
-    return fail(Errc::kFailedPrecondition,
-                "this agent is not enrolled yet, so it has no certificate to call the "
-                "coordinating agent with: enroll it (etcd-fleet enroll --hosts HOST)");
-  }
-  auto endpoint = etcd::parseEndpoint(coordinator);
-  if (!endpoint) return fail(endpoint.error());
-  // gRPC checks the coordinator's certificate against the host of the target (an IP address
-  // against its IP SANs), as etcd-fleet's agent client does.
-  grpc::SslCredentialsOptions options;
-  options.pem_root_certs = (*credentials)->trustPem();  // both CAs during a CA rotation
-  options.pem_cert_chain = (*credentials)->cert(KeyUse::kApi).pem();
-  options.pem_private_key = (*credentials)->keys.of(KeyUse::kApi).pem();
-  return grpc::CreateChannel(endpoint->target, grpc::SslCredentials(options));
+  return agentChannel(pki_dir_, coordinator, Plaintext::kRefuse);
 }
 
 DiscoveryRelay::Outcome DiscoveryRelay::call(const RelayTarget& target,

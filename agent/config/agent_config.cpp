@@ -142,6 +142,18 @@ void readSnapshot(TomlChecker& check, const toml::table& root, const MemberConfi
   snapshot.string("interval", interval);
   snapshot.string("dir", out.dir);
   snapshot.string("drill", drill);
+  std::string upload_command;
+  std::string upload_timeout;
+  snapshot.string("upload_command", upload_command);
+  snapshot.string("upload_timeout", upload_timeout);
+  snapshot.boolean("copy_to_peers", out.copy_to_peers);
+  std::int64_t keep_copies = out.keep_copies;
+  snapshot.integer("keep_copies", keep_copies);
+  if (keep_copies < 0 || keep_copies > 1000) {
+    check.error(snapshot.at("keep_copies"), "snapshot.keep_copies",
+                "expected a count 0..1000, got " + std::to_string(keep_copies));
+  }
+  out.keep_copies = static_cast<unsigned>(std::clamp<std::int64_t>(keep_copies, 0, 1000));
   for (auto [key, value] : keeps) {
     std::int64_t n = *value;
     snapshot.integer(key, n);
@@ -179,6 +191,33 @@ void readSnapshot(TomlChecker& check, const toml::table& root, const MemberConfi
                 parsed.error().message +
                     ", or \"after-snapshot\" (every snapshot, right after it "
                     "is taken)");
+  }
+  if (tableOf(root, "snapshot").contains("upload_command")) {
+    auto parsed = parseUploadCommand(upload_command);
+    if (parsed) {
+      const char* path = std::getenv("PATH");
+      auto program = resolveProgram(parsed->words.front(), path == nullptr ? "" : path);
+      if (program)
+        parsed->words.front() = *program;
+      else
+        parsed = fail(program.error());
+    }
+    if (parsed) {
+      out.upload.command = std::move(*parsed);
+    } else {
+      check.error(snapshot.at("upload_command"), "snapshot.upload_command",
+                  parsed.error().message + ", in \"" + upload_command + "\"");
+    }
+  }
+  if (!upload_timeout.empty()) {
+    auto period = parseDuration(upload_timeout);
+    if (!period || *period < std::chrono::seconds(1)) {
+      check.error(
+          snapshot.at("upload_timeout"), "snapshot.upload_timeout",
+          "expected a period of at least 1s (\"30m\", \"2h\"), got \"" + upload_timeout + "\"");
+    } else {
+      out.upload.timeout = std::chrono::duration_cast<std::chrono::seconds>(*period);
+    }
   }
   if (!out.dir.starts_with('/')) {
     check.error(snapshot.at("dir"), "snapshot.dir",

@@ -67,6 +67,25 @@ Agent::Agent(AgentConfig config)
                                               etcdClientTls(agentPkiPaths(config_.pkiDir())));
                                         },
                                     .drills = &drills_}),
+      uploads_(config_.snapshot.upload,
+               {.launcher = launcher_,
+                .clock = clock_,
+                .wall = [] { return std::chrono::system_clock::now(); },
+                .mark =
+                    [this](const std::string& dir, const v1::SnapshotRecord& record) {
+                      snapshot_jobs_.markUploaded(dir, record);
+                    }}),
+      copy_transport_(config_.member.name, advertisedApiAddress(config_), config_.pkiDir()),
+      copies_({.io = io_,
+               .clock = clock_,
+               .wall = [] { return std::chrono::system_clock::now(); },
+               .transport = copy_transport_,
+               .member = [this]() -> std::expected<SnapshotTarget, std::string> {
+                 auto source = snapshotSource(supervisor_.view(), supervisor_.clientEndpoint(),
+                                              etcdClientTls(agentPkiPaths(config_.pkiDir())));
+                 if (!source) return std::unexpected(source.error().why);
+                 return source->target;
+               }}),
       // A call over the socket is its connection's (the uid SO_PEERCRED gave at accept); a call
       // over loopback TCP is traced through the kernel's socket table.
       service_(
@@ -93,10 +112,33 @@ Agent::Agent(AgentConfig config)
       token_watch_(io_),
       certificate_watch_(io_),
       signals_(io_) {
-  supervisor_.onChange([this] { notifier_.status(statusText()); });
+  supervisor_.onChange([this] {
+    notifier_.status(statusText());
+    // Once the member is healthy, the other agents can find this one (snapshot copies, either
+    // way: sent or kept).
+    if ((config_.snapshot.copy_to_peers || config_.snapshot.keep_copies > 0) &&
+        supervisor_.view().health.healthy) {
+      copies_.announce();
+    }
+  });
   snapshots_.onChange([this] { notifier_.status(statusText()); });
   snapshots_.onNote([this](int priority, const std::string& text) { log_.agent(priority, text); });
   service_.setSnapshots(&snapshots_);
+  snapshots_.onSnapshot([this](const std::string& dir, const v1::SnapshotRecord& record) {
+    uploads_.offer(dir, record);
+    // Also the newest at start (the agent may have stopped before every peer had it): a peer
+    // that keeps it already says so after the first message.
+    if (config_.snapshot.copy_to_peers) copies_.offer(dir, record);
+  });
+  copies_.onChange([this] {
+    snapshots_.setCopyReport(config_.snapshot.copy_to_peers ? &copies_.report() : nullptr);
+  });
+  copies_.onNote([this](int priority, const std::string& text) { log_.agent(priority, text); });
+  if (config_.snapshot.copy_to_peers) snapshots_.setCopyReport(&copies_.report());
+  uploads_.onChange(
+      [this] { snapshots_.setUploadReport(uploads_.configured() ? &uploads_.report() : nullptr); });
+  uploads_.onNote([this](int priority, const std::string& text) { log_.agent(priority, text); });
+  if (uploads_.configured()) snapshots_.setUploadReport(&uploads_.report());
 }
 
 std::string Agent::statusText() const {
@@ -477,6 +519,9 @@ void Agent::reload() {
     if (!(fresh->snapshot == config_.snapshot)) {
       config_.snapshot = fresh->snapshot;
       snapshot_jobs_.configure(config_.snapshot);
+      uploads_.configure(config_.snapshot.upload);
+      snapshots_.setUploadReport(uploads_.configured() ? &uploads_.report() : nullptr);
+      snapshots_.setCopyReport(config_.snapshot.copy_to_peers ? &copies_.report() : nullptr);
       snapshots_.reconfigure(config_.snapshot, config_.cluster.token);
       applied = "[snapshot] applied (schedule " + snapshots_.report().schedule() + ", " +
                 config_.snapshot.dir + "); ";

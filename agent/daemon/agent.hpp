@@ -24,7 +24,9 @@
 #include "agent/http/http_server.hpp"
 #include "agent/http/status_endpoints.hpp"
 #include "agent/maintenance/restore_drill.hpp"
+#include "agent/maintenance/snapshot_copier.hpp"
 #include "agent/maintenance/snapshot_scheduler.hpp"
+#include "agent/maintenance/snapshot_upload.hpp"
 #include "agent/member/loop_clock.hpp"
 #include "agent/member/member_store.hpp"
 #include "agent/service/agent_service.hpp"
@@ -102,6 +104,11 @@ class Agent {
   WorkerSnapshotJobs snapshot_jobs_;
   RestoreDrill drills_;
   SnapshotScheduler snapshots_;
+  // [snapshot] upload_command: each new verified snapshot copied off the host.
+  SnapshotUploader uploads_;
+  // Copies of each new snapshot pushed to the fleet's other agents.
+  GrpcCopyTransport copy_transport_;
+  SnapshotCopier copies_;
   AgentService service_;
   // Relays the discovery requests of this agent's etcd to a coordinating agent (etcd-agent://
   // plans); before discovery_, which uses it.

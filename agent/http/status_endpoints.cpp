@@ -132,6 +132,41 @@ void snapshotMetrics(std::ostringstream& o, const std::string& m, const v1::Snap
          "Snapshots that failed their verification, kept aside as .bad.", r.bad());
   series("etcd_agent_snapshot_next_timestamp_seconds", "gauge",
          "When the next scheduled snapshot is due, in seconds since the Unix epoch.", r.next_at());
+  if (r.has_copies()) {
+    const auto& c = r.copies();
+    series("etcd_agent_snapshot_copies_total", "counter",
+           "Copies of the member's snapshots delivered to the fleet's other agents since the agent "
+           "started (one per agent).",
+           c.successes());
+    series("etcd_agent_snapshot_copy_failures_total", "counter",
+           "Deliveries of snapshot copies to other agents that failed since the agent started.",
+           c.failures());
+    series("etcd_agent_snapshot_copy_failing", "gauge",
+           "1 while the newest snapshot did not reach every other agent and waits for a retry.",
+           c.last_error().empty() ? 0 : 1);
+    if (c.last_success_at() != 0) {
+      series("etcd_agent_snapshot_copy_last_success_timestamp_seconds", "gauge",
+             "When a snapshot last reached every other agent, in seconds since the Unix epoch.",
+             c.last_success_at());
+    }
+  }
+  if (r.has_upload()) {
+    const auto& u = r.upload();
+    series("etcd_agent_snapshot_upload_successes_total", "counter",
+           "Snapshots upload_command copied off the host since the agent started.", u.successes());
+    series("etcd_agent_snapshot_upload_failures_total", "counter",
+           "upload_command runs that failed (exit status, start, timeout) since the agent started.",
+           u.failures());
+    series("etcd_agent_snapshot_upload_failing", "gauge",
+           "1 while the last upload_command run failed and its snapshot waits for a retry.",
+           u.last_error().empty() ? 0 : 1);
+    if (u.last_success_at() != 0) {
+      series("etcd_agent_snapshot_upload_last_success_timestamp_seconds", "gauge",
+             "When upload_command last copied a snapshot off the host, in seconds since the Unix "
+             "epoch.",
+             u.last_success_at());
+    }
+  }
   if (r.drill_schedule().empty() || r.drill_schedule() == "off") return;
   series("etcd_agent_snapshot_drill_successes_total", "counter",
          "Restore drills that restored a snapshot into a throwaway member and found it whole.",

@@ -48,6 +48,12 @@ SnapshotDir::SnapshotDir(const std::string& root, const std::string& cluster_tok
                          std::string member_name)
     : path_(root + "/" + cluster_token), member_(std::move(member_name)) {}
 
+SnapshotDir SnapshotDir::at(std::string path, std::string member_name) {
+  SnapshotDir dir("", "", std::move(member_name));
+  dir.path_ = std::move(path);
+  return dir;
+}
+
 Result<void> SnapshotDir::ensure() const {
   return createPrivateDirectories(path_);
 }

@@ -33,6 +33,8 @@ struct SnapshotListing {
 class SnapshotDir {
  public:
   SnapshotDir(const std::string& root, const std::string& cluster_token, std::string member_name);
+  // The directory at `path` (<root>/<cluster token>) as it is named in a report.
+  static SnapshotDir at(std::string path, std::string member_name);
 
   [[nodiscard]] const std::string& path() const { return path_; }
   [[nodiscard]] const std::string& memberName() const { return member_; }

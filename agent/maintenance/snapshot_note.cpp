@@ -25,6 +25,12 @@ std::string snapshotNote(const v1::SnapshotReport& report,
   } else {
     note = "last snapshot " + age(report.last_good().taken_at()) + " ago";
   }
+  if (report.has_copies() && !report.copies().last_error().empty()) {
+    note += " · copies to other agents failing: " + report.copies().last_error();
+  }
+  if (report.has_upload() && !report.upload().last_error().empty()) {
+    note += " · upload failing: " + report.upload().last_error();
+  }
   if (report.has_last_drill() && !report.last_drill().ok()) {
     note += " · restore drill failed: " + report.last_drill().error();
   } else if (report.has_last_good_drill()) {

@@ -3,6 +3,7 @@
 #include <syslog.h>
 
 #include <algorithm>
+#include <filesystem>
 
 namespace etcdagent::agent {
 namespace {
@@ -40,6 +41,15 @@ void WorkerSnapshotJobs::take(const SnapshotSource& source, TimePoint now,
       std::move(done));
 }
 
+void WorkerSnapshotJobs::markUploaded(const std::string& dir, v1::SnapshotRecord record) {
+  worker_.run(
+      [dir = SnapshotDir::at(dir, member_), record = std::move(record)](const std::stop_token&) {
+        if (!std::filesystem::exists(dir.file(record.name()))) return true;  // rotated out
+        return dir.record(record).has_value();
+      },
+      [](bool) {});
+}
+
 SnapshotScheduler::SnapshotScheduler(SnapshotSettings settings, Seams seams)
     : settings_(std::move(settings)),
       seams_(std::move(seams)),
@@ -67,6 +77,7 @@ void SnapshotScheduler::start(const std::string& fallback_token) {
     absorb(outcome);
     arm();
     armDrill();
+    if (on_snapshot_ && report_.has_last_good()) on_snapshot_(report_.dir(), report_.last_good());
   });
 }
 
@@ -280,6 +291,27 @@ void SnapshotScheduler::absorb(const SnapshotOutcome& outcome) {
                        " taken and verified: " + std::to_string(r.size()) + " bytes, revision " +
                        std::to_string(r.revision()) + ", " + std::to_string(r.total_keys()) +
                        " keys, " + std::to_string(r.duration_ms()) + " ms");
+  }
+  if (on_change_) on_change_();
+  if (outcome.attempted && outcome.error.empty() && on_snapshot_) {
+    on_snapshot_(report_.dir(), outcome.record);
+  }
+}
+
+void SnapshotScheduler::setCopyReport(const v1::CopyReport* copies) {
+  if (copies == nullptr) {
+    report_.clear_copies();
+  } else {
+    *report_.mutable_copies() = *copies;
+  }
+  if (on_change_) on_change_();
+}
+
+void SnapshotScheduler::setUploadReport(const v1::UploadReport* upload) {
+  if (upload == nullptr) {
+    report_.clear_upload();
+  } else {
+    *report_.mutable_upload() = *upload;
   }
   if (on_change_) on_change_();
 }

@@ -64,6 +64,9 @@ class WorkerSnapshotJobs final : public SnapshotJobs {
   void scan(const std::string& cluster_token, std::function<void(SnapshotOutcome)> done) override;
   void take(const SnapshotSource& source, std::chrono::system_clock::time_point now,
             std::function<void(SnapshotOutcome)> done) override;
+  // Writes `record` again as NAME.json in `dir` (uploaded_at set), unless retention removed its
+  // snapshot meanwhile: on the jobs' thread, so it never races the retention.
+  void markUploaded(const std::string& dir, v1::SnapshotRecord record);
 
  private:
   SnapshotSettings settings_;
@@ -107,6 +110,15 @@ class SnapshotScheduler {
   void onNote(std::function<void(int priority, const std::string&)> callback) {
     on_note_ = std::move(callback);
   }
+  // Runs on the loop for every new verified snapshot (NAME.db in `dir`), and once the start-up
+  // scan is done for the newest one on disk: what keeps copies elsewhere (snapshot_upload.hpp).
+  void onSnapshot(std::function<void(const std::string& dir, const v1::SnapshotRecord&)> callback) {
+    on_snapshot_ = std::move(callback);
+  }
+  // The upload's report (snapshot_upload.hpp) joins this one; null: none is configured.
+  void setUploadReport(const v1::UploadReport* upload);
+  // The copies' report (snapshot_copier.hpp) joins this one; null: copies are off.
+  void setCopyReport(const v1::CopyReport* copies);
 
  private:
   void arm();
@@ -132,6 +144,7 @@ class SnapshotScheduler {
   v1::SnapshotReport report_;
   std::function<void()> on_change_;
   std::function<void(int, const std::string&)> on_note_;
+  std::function<void(const std::string&, const v1::SnapshotRecord&)> on_snapshot_;
 };
 
 }  // namespace etcdagent::agent

@@ -6,6 +6,8 @@
 
 #include "agent/maintenance/retention.hpp"
 #include "agent/maintenance/schedule.hpp"
+#include "agent/maintenance/snapshot_copies.hpp"
+#include "agent/maintenance/snapshot_upload.hpp"
 
 namespace etcdagent::agent {
 
@@ -19,6 +21,12 @@ struct SnapshotSettings {
   // "after-snapshot": drill_each, the calendar schedule then off).
   SnapshotSchedule drill;
   bool drill_each = false;
+  UploadSettings upload;  // upload_command, upload_timeout
+  // Copies through the fleet's other agents (snapshot_copier.hpp, snapshot_copies.hpp): whether
+  // this agent pushes its snapshots to them, and how many of each other member it keeps (0: none,
+  // refused).
+  bool copy_to_peers = true;
+  unsigned keep_copies = kDefaultKeepCopies;
   bool operator==(const SnapshotSettings&) const = default;
 };
 

@@ -83,6 +83,11 @@ grpc::Status AgentService::allowDiscoveryRelay(const grpc::ServerContext* contex
   return allowMutation(context, "RelayDiscovery");
 }
 
+grpc::Status AgentService::allowSnapshotCopy(const grpc::ServerContext* context) const {
+  if (auto cn = verifiedCommonName(context)) return asStatus(authorizeSnapshotCopy(*cn));
+  return allowMutation(context, "StoreSnapshotCopy");
+}
+
 std::string AgentService::autostart() const {
   if (units_.unit().empty()) return "unknown";
   auto state = units_.unitFileState();

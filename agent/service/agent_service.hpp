@@ -14,11 +14,13 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string_view>
 #include <vector>
 
 #include "agent/bootstrap/discovery_registry.hpp"
 #include "agent/enroll/rotation.hpp"
+#include "agent/maintenance/snapshot_copies.hpp"
 #include "agent/maintenance/snapshot_dir.hpp"
 #include "agent/maintenance/snapshot_scheduler.hpp"
 #include "agent/service/caller.hpp"
@@ -82,6 +84,9 @@ class AgentService final : public v1::Agent::Service {
                              grpc::ServerWriter<v1::FetchSnapshotChunk>* writer) override;
   grpc::Status TakeSnapshot(grpc::ServerContext*, const v1::TakeSnapshotRequest*,
                             v1::TakeSnapshotResponse*) override;
+  grpc::Status StoreSnapshotCopy(grpc::ServerContext*,
+                                 grpc::ServerReader<v1::StoreSnapshotCopyRequest>* reader,
+                                 v1::StoreSnapshotCopyResponse*) override;
 
   // Certificate rotation (agent/enroll/rotation.hpp). They run on gRPC's thread (file I/O, key
   // generation), serialized by the CertRotation.
@@ -140,8 +145,16 @@ class AgentService final : public v1::Agent::Service {
   // OK for an agent of the fleet or etcd-fleet over mutual TLS (authorizeDiscoveryRelay), or a
   // privileged caller on the socket or an insecure agent's loopback port.
   grpc::Status allowDiscoveryRelay(const grpc::ServerContext* context) const;
-  // The member's snapshot directory, read on the loop (its cluster token is the plan's).
-  Result<SnapshotDir> snapshotDir();
+  // The same for StoreSnapshotCopy (authorizeSnapshotCopy).
+  grpc::Status allowSnapshotCopy(const grpc::ServerContext* context) const;
+  // The member's snapshot directory and the copies of other members' snapshots kept beside it
+  // (<dir>/copies), read on the loop (the cluster token is the plan's).
+  struct SnapshotPlaces {
+    SnapshotDir own;
+    CopyStore copies;
+    std::string cluster_token;
+  };
+  Result<SnapshotPlaces> snapshotPlaces();
   // OK when the cluster confirms the member is gone (removal_guard.hpp's rule).
   grpc::Status confirmRemoved(v1::AgentStatus* checked);
 
@@ -156,6 +169,8 @@ class AgentService final : public v1::Agent::Service {
   SnapshotScheduler* snapshots_ = nullptr;            // used on the loop
   RelayDiscoveryFn relay_discovery_;
   std::atomic<std::size_t> relayed_calls_{0};  // RelayDiscovery calls being answered
+  std::mutex copies_mutex_;
+  std::set<std::string> copies_receiving_;  // members whose copy is being received
   CertRotation* rotation_ = nullptr;
   Rotated rotated_;
   std::mutex upload_mutex_;

@@ -244,4 +244,17 @@ Result<void> authorizeDiscoveryRelay(std::string_view common_name) {
                   " is neither an agent's of this fleet (CN etcd-agent:<member>) nor etcd-fleet's");
 }
 
+Result<void> authorizeSnapshotCopy(std::string_view common_name) {
+  if (common_name == tls::kFleetClientCommonName) return {};
+  if (common_name.starts_with(tls::kAgentCommonNamePrefix) &&
+      common_name.size() > tls::kAgentCommonNamePrefix.size()) {
+    return {};
+  }
+  return fail(Errc::kPermissionDenied,
+              "StoreSnapshotCopy keeps a member's snapshot on this agent's disk for the fleet, "
+              "and the certificate " +
+                  quoteForMessage(common_name) +
+                  " is neither an agent's of this fleet (CN etcd-agent:<member>) nor etcd-fleet's");
+}
+
 }  // namespace etcdagent::agent

@@ -92,4 +92,9 @@ Result<void> authorizeCertificateMutation(std::string_view common_name, std::str
 // clusters, and a registration is a member of one.
 Result<void> authorizeDiscoveryRelay(std::string_view common_name);
 
+// StoreSnapshotCopy over mutual TLS: the fleet's agents (each pushes copies of its member's
+// snapshots to the others) and etcd-fleet may; an application's certificate may not store data on
+// the agent's disk.
+Result<void> authorizeSnapshotCopy(std::string_view common_name);
+
 }  // namespace etcdagent::agent

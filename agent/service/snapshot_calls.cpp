@@ -3,8 +3,11 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <filesystem>
 #include <memory>
+#include <optional>
 
+#include "agent/restore/restore.hpp"
 #include "agent/service/agent_service.hpp"
 #include "agent/service/on_loop.hpp"
 #include "common/file_util.hpp"
@@ -28,10 +31,11 @@ bool listedName(const std::string& name, const std::string& member) {
 
 }  // namespace
 
-Result<SnapshotDir> AgentService::snapshotDir() {
+Result<AgentService::SnapshotPlaces> AgentService::snapshotPlaces() {
   struct Where {
     std::string root;
     std::string token;
+    unsigned keep_copies = 0;
   };
   Where where;
   using WhereDone = std::function<void(grpc::Status, Where)>;
@@ -39,25 +43,32 @@ Result<SnapshotDir> AgentService::snapshotDir() {
       io_, 10s,
       [this](WhereDone done) {
         const auto& plan = supervisor_.state();
+        const auto& settings = snapshots_->settings();
         done(grpc::Status::OK,
-             Where{snapshots_->settings().dir,
-                   plan ? plan->plan().cluster_token() : supervisor_.config().cluster.token});
+             Where{settings.dir,
+                   plan ? plan->plan().cluster_token() : supervisor_.config().cluster.token,
+                   settings.keep_copies});
       },
       &where);
   if (!s.ok()) return fail(Errc::kUnavailable, s.error_message());
-  return SnapshotDir(where.root, where.token, supervisor_.config().member.name);
+  SnapshotDir own(where.root, where.token, supervisor_.config().member.name);
+  CopyStore copies(own.path() + "/copies", where.keep_copies);
+  return SnapshotPlaces{std::move(own), std::move(copies), where.token};
 }
 
 grpc::Status AgentService::ListSnapshots(grpc::ServerContext*, const v1::ListSnapshotsRequest*,
                                          v1::ListSnapshotsResponse* out) {
   if (snapshots_ == nullptr) return noScheduler();
-  auto dir = snapshotDir();
-  if (!dir) return toStatus(dir.error());
-  auto listing = dir->list();
+  auto places = snapshotPlaces();
+  if (!places) return toStatus(places.error());
+  auto listing = places->own.list();
   if (!listing) return toStatus(listing.error());
-  out->set_dir(dir->path());
+  out->set_dir(places->own.path());
   for (auto& r : listing->good) *out->add_good() = std::move(r);
   for (auto& r : listing->bad) *out->add_bad() = std::move(r);
+  auto copies = places->copies.list();
+  if (!copies) return toStatus(copies.error());
+  for (auto& r : *copies) *out->add_copies() = std::move(r);
   v1::SnapshotReport report;
   using ReportDone = std::function<void(grpc::Status, v1::SnapshotReport)>;
   auto s = onLoop<v1::SnapshotReport>(
@@ -74,17 +85,34 @@ grpc::Status AgentService::FetchSnapshot(grpc::ServerContext* ctx,
   if (auto s = allowMutation(ctx, "FetchSnapshot"); !s.ok()) return s;
   if (snapshots_ == nullptr) return noScheduler();
   const std::string& name = request->name();
-  if (!listedName(name, supervisor_.config().member.name)) {
-    return {grpc::StatusCode::INVALID_ARGUMENT,
-            "\"" + name + "\" is not a snapshot of member " + supervisor_.config().member.name +
-                " (names come from ListSnapshots: " + supervisor_.config().member.name +
-                "-<time>.db)"};
-  }
-  auto dir = snapshotDir();
-  if (!dir) return toStatus(dir.error());
-  auto listing = dir->list();
-  if (!listing) return toStatus(listing.error());
+  auto places = snapshotPlaces();
+  if (!places) return toStatus(places.error());
+  // The member's own file, or a copy of another member's: a name as ListSnapshots gave it.
+  const std::string& own = supervisor_.config().member.name;
   const v1::SnapshotRecord* record = nullptr;
+  std::optional<SnapshotListing> listing;
+  std::optional<SnapshotDir> dir;
+  if (listedName(name, own)) {
+    dir = places->own;
+  } else if (name.find('/') == std::string::npos) {
+    // A copy of another member's snapshot, in copies/<member>/.
+    std::error_code ec;
+    for (const auto& entry : std::filesystem::directory_iterator(places->copies.root(), ec)) {
+      const std::string member = entry.path().filename().string();
+      if (member != own && listedName(name, member) && entry.is_directory(ec)) {
+        dir = places->copies.dirOf(member);
+        break;
+      }
+    }
+  }
+  if (!dir) {
+    return {grpc::StatusCode::INVALID_ARGUMENT,
+            "\"" + name + "\" is not a snapshot this agent keeps (names come from ListSnapshots: " +
+                own + "-<time>.db, or a copy of another member's)"};
+  }
+  auto listed = dir->list();
+  if (!listed) return toStatus(listed.error());
+  listing = std::move(*listed);
   for (const auto* list : {&listing->good, &listing->bad}) {
     for (const auto& r : *list) {
       if (r.name() == name) record = &r;
@@ -137,6 +165,68 @@ grpc::Status AgentService::TakeSnapshot(grpc::ServerContext* ctx, const v1::Take
         });
       },
       out->mutable_record(), ctx);
+}
+
+grpc::Status AgentService::StoreSnapshotCopy(
+    grpc::ServerContext* ctx, grpc::ServerReader<v1::StoreSnapshotCopyRequest>* reader,
+    v1::StoreSnapshotCopyResponse* out) {
+  if (auto s = allowSnapshotCopy(ctx); !s.ok()) return s;
+  if (snapshots_ == nullptr) return noScheduler();
+  v1::StoreSnapshotCopyRequest first;
+  if (!reader->Read(&first)) {
+    return {grpc::StatusCode::INVALID_ARGUMENT, "the copy sent no message"};
+  }
+  auto places = snapshotPlaces();
+  if (!places) return toStatus(places.error());
+  const v1::SnapshotRecord& offered = first.record();
+  if (auto ok = checkCopyOffer(offered, supervisor_.config().member.name, places->cluster_token);
+      !ok) {
+    return toStatus(ok.error());
+  }
+  if (auto kept = places->copies.find(offered); kept) {
+    *out->mutable_record() = *kept;
+    return {grpc::StatusCode::ALREADY_EXISTS,
+            "a copy of " + offered.name() + " with that sha256 is kept here already"};
+  }
+  if (places->copies.keep() == 0) {
+    return {grpc::StatusCode::FAILED_PRECONDITION,
+            "this agent keeps no copies of other members' snapshots ([snapshot] keep_copies = 0)"};
+  }
+  // One copy of a member at a time (a retry may overlap a slow first attempt).
+  {
+    std::lock_guard lock(copies_mutex_);
+    if (!copies_receiving_.insert(offered.member_name()).second) {
+      return {grpc::StatusCode::ABORTED, "a copy of member " + offered.member_name() +
+                                             "'s snapshot is being received already"};
+    }
+  }
+  struct Release {
+    AgentService* service;
+    std::string member;
+    ~Release() {
+      std::lock_guard lock(service->copies_mutex_);
+      service->copies_receiving_.erase(member);
+    }
+  } release{this, offered.member_name()};
+  auto receiving = places->copies.receive(offered);
+  if (!receiving) return toStatus(receiving.error());
+  auto take = [&](const std::string& chunk) -> Result<void> {
+    if (chunk.size() > kMaxUploadChunk) {
+      return fail(Errc::kInvalidArgument, "a chunk of " + std::to_string(chunk.size()) +
+                                              " bytes: at most " + std::to_string(kMaxUploadChunk) +
+                                              " per message");
+    }
+    return (*receiving)->write(chunk);
+  };
+  if (auto r = take(first.chunk()); !r) return toStatus(r.error());
+  v1::StoreSnapshotCopyRequest msg;
+  while (reader->Read(&msg)) {
+    if (auto r = take(msg.chunk()); !r) return toStatus(r.error());
+  }
+  auto kept = (*receiving)->commit();
+  if (!kept) return toStatus(kept.error());
+  *out->mutable_record() = std::move(*kept);
+  return grpc::Status::OK;
 }
 
 }  // namespace etcdagent::agent

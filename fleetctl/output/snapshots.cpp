@@ -56,16 +56,23 @@ std::string renderSnapshotTable(const std::vector<HostSnapshots>& hosts, Clock::
                 "unreachable: " + h.listing.error().message});
       continue;
     }
-    if (h.listing->good_size() == 0 && h.listing->bad_size() == 0) {
+    if (h.listing->good_size() == 0 && h.listing->bad_size() == 0 &&
+        h.listing->copies_size() == 0) {
       t.addRow({h.host, h.member, "-", "-", "-", "-", "-", "-", "no snapshot yet"});
     }
     for (const auto& r : h.listing->good()) {
       t.addRow({h.host, h.member, r.name(), taken(r), age(r, now), humanizeBytes(r.size()),
-                std::to_string(r.revision()), std::to_string(r.total_keys()), "verified"});
+                std::to_string(r.revision()), std::to_string(r.total_keys()),
+                r.uploaded_at() != 0 ? "verified, uploaded" : "verified"});
     }
     for (const auto& r : h.listing->bad()) {
       t.addRow({h.host, h.member, r.name(), taken(r), age(r, now), humanizeBytes(r.size()), "-",
                 "-", "BAD: " + r.error()});
+    }
+    for (const auto& r : h.listing->copies()) {
+      t.addRow({h.host, r.member_name(), r.name(), taken(r), age(r, now), humanizeBytes(r.size()),
+                std::to_string(r.revision()), std::to_string(r.total_keys()),
+                "copy, verified (kept by " + h.member + ")"});
     }
   }
   return t.render();
@@ -84,7 +91,12 @@ std::string renderSnapshotJson(const std::vector<HostSnapshots>& hosts) {
       for (const auto& r : h.listing->good()) good += (good.empty() ? "" : ",") + compactJson(r);
       std::string bad;
       for (const auto& r : h.listing->bad()) bad += (bad.empty() ? "" : ",") + compactJson(r);
+      std::string copies;
+      for (const auto& r : h.listing->copies()) {
+        copies += (copies.empty() ? "" : ",") + compactJson(r);
+      }
       o.raw("snapshots", "[" + good + "]").raw("bad", "[" + bad + "]");
+      o.raw("copies", "[" + copies + "]");
     }
     agents += (agents.empty() ? "" : ",") + o.str();
   }

@@ -12,5 +12,10 @@ namespace etcdagent::etcd {
 
 inline constexpr std::string_view kHealthKey = "health";
 inline constexpr std::string_view kRemovalCheckKey = "etcd-agent/removal-check";
+// Where each agent keeps its API address (<prefix><member> = "HOST:PORT"), so that the agents of a
+// cluster find each other (agent/maintenance/peer_registry.hpp). With authentication on, etcd 3.4
+// lets only the root role take snapshots: an agent with the etcd-agent role takes none, and does
+// not need this prefix either.
+inline constexpr std::string_view kAgentRegistryPrefix = "etcd-agent/agents/";
 
 }  // namespace etcdagent::etcd

@@ -44,16 +44,20 @@ Result<SnapshotChoice> pickSnapshot(const std::vector<HostSnapshots>& listings,
                                     const std::string& name) {
   std::optional<SnapshotChoice> best;
   std::size_t seen = 0;
-  for (const auto& h : listings) {
-    if (!h.listing) continue;
-    for (const auto& r : h.listing->good()) {
-      ++seen;
-      if (!name.empty()) {
-        if (r.name() == name) return SnapshotChoice{h.host, h.member, h.agent, r};
-        continue;
-      }
-      if (!best || r.taken_at() > best->record.taken_at()) {
-        best = SnapshotChoice{h.host, h.member, h.agent, r};
+  // A member's own files first, then the copies other agents keep of them (the same snapshot:
+  // the original wins a tie, a copy serves when its member's agent is gone).
+  for (const bool copies : {false, true}) {
+    for (const auto& h : listings) {
+      if (!h.listing) continue;
+      for (const auto& r : copies ? h.listing->copies() : h.listing->good()) {
+        ++seen;
+        if (!name.empty()) {
+          if (r.name() == name) return SnapshotChoice{h.host, h.member, h.agent, r};
+          continue;
+        }
+        if (!best || r.taken_at() > best->record.taken_at()) {
+          best = SnapshotChoice{h.host, h.member, h.agent, r};
+        }
       }
     }
   }

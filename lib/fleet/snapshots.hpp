@@ -39,7 +39,9 @@ struct SnapshotChoice {
 };
 
 // The snapshot named `name` ("" = the newest verified one of all listings, by the time it was
-// taken); kNotFound saying what there is otherwise.
+// taken), among the members' own snapshots and then the copies agents keep of other members'
+// (`member` is then the agent's that keeps the copy; record.member_name() whose snapshot it is);
+// kNotFound saying what there is otherwise.
 Result<SnapshotChoice> pickSnapshot(const std::vector<HostSnapshots>& listings,
                                     const std::string& name);
 

@@ -14,7 +14,8 @@
 # their cluster adopted into an inventory of its own and converted by `etcd-fleet tls enable`
 # while a client writes (no failed write, every acknowledged write readable after, the member list
 # https only, plaintext and certless clients refused); power loss of m2 and `etcd-fleet member
-# replace m2 --with 192.0.2.4`, m2 booting again, and `systemd-analyze security`. Nothing outside
+# replace m2 --with 192.0.2.4` (m2's last snapshot fetched from the copy its agent pushed to the
+# others before), m2 booting again, and `systemd-analyze security`. Nothing outside
 # the namespaces ever talks to 192.0.2.x.
 #
 # Usage (as root): hosts_test.sh BUILD_DIR. Exit 77 (skipped) without root, systemd-nspawn or
@@ -581,6 +582,24 @@ for name in "${PLAIN[@]}"; do
 done
 wait "${KILL_PIDS[@]}"
 
+step "5. m2's agent takes a snapshot and copies it to the agents of m1 and m3"
+# The snapshot the agent keeps (as a scheduled one), fetched to the operator's machine too; the
+# agent pushes it to the other agents of the cluster over mutual TLS (they found each other through
+# etcd), which verify and keep it.
+show fleet snapshot save --host m2 "$HOSTS_DIR/m2-saved.db" >&2 || die "snapshot save --host m2 failed"
+M2_SNAPSHOT=$(fleet snapshot list --host m2 -w json | grep -o '"name":"m2-[0-9TZ-]*\.db"' |
+  head -n 1 | cut -d'"' -f4)
+[ -n "$M2_SNAPSHOT" ] || die "m2's agent lists no snapshot after snapshot save --host m2"
+# The agents of m1 and m3 both list a copy of it.
+m2_copied() {
+  local listed
+  listed=$(fleet snapshot list)
+  grep -q "$M2_SNAPSHOT .*copy, verified (kept by m1)" <<<"$listed" &&
+    grep -q "$M2_SNAPSHOT .*copy, verified (kept by m3)" <<<"$listed"
+}
+wait_for "m2's snapshot copied to the agents of m1 and m3" 60 m2_copied
+show fleet snapshot list >&2
+
 step "5. power m2 off (systemctl poweroff inside it); write while it is down"
 show host_poweroff m2 || die "m2 did not power off"
 ! host_alive m2 || die "m2 is still running after poweroff"
@@ -592,6 +611,13 @@ for i in 1 2 3 4 5; do
   fleet put "k-during-$i" "d$i" >/dev/null || die "put k-during-$i failed while m2 is down"
 done
 show fleet get k-during-5 >&2
+# m2's snapshot outlived its host: fetched from a copy, byte for byte the file m2's agent took.
+show fleet snapshot fetch "$M2_SNAPSHOT" "$HOSTS_DIR/m2-from-copy.db" >&2 ||
+  die "m2's snapshot could not be fetched from a copy after m2's poweroff"
+cmp "$HOSTS_DIR/m2-saved.db" "$HOSTS_DIR/m2-from-copy.db" ||
+  die "the copy of m2's snapshot differs from the file m2's agent took"
+show fleet snapshot status "$HOSTS_DIR/m2-from-copy.db" -w table >&2 ||
+  die "snapshot status refuses the copy of m2's snapshot"
 
 step "5. etcd-fleet member replace m2 --with ${ADDR[m4]}"
 # (`&& rc=0 || rc=$?`: the exit code is checked below, after the output is shown.)

@@ -671,7 +671,9 @@ TEST_F(BadInput, AnEnrolledMemberServesOnlyValidCertificatesOfItsFleetAndStaysAs
   ASSERT_EQ(formed.exit_code, 0) << formed.out << formed.err << text(agent->logPath());
   ASSERT_EQ(etcdFleet({"put", "precious", "data"}).exit_code, 0);
   auto state = [&] {
-    return FleetState{.keys = etcdFleet({"get", "", "--prefix"}).out,
+    // (The user's keys: the agent's own entry, etcd-agent/agents/m1, is written once its member
+    // is healthy, maybe after `before`.)
+    return FleetState{.keys = etcdFleet({"get", "precious", "--prefix"}).out,
                       .members = etcdFleet({"member", "list"}).out,
                       .agent_pki = filesIn(agent->pkiDir()),
                       .tokens = text(pki_ + "/tokens.json")};

@@ -257,6 +257,51 @@ TEST(AgentConfig, DrillsFollowACalendarOrEverySnapshot) {
   expectRefusedAt("[snapshot]\ndrill = \"sometimes\"\n", "2:9", "\"after-snapshot\"");
 }
 
+TEST(AgentConfig, UploadCommandIsSplitAndItsProgramFound) {
+  auto cfg = parseAgentConfig(
+      "[snapshot]\nupload_command = \"sh -c 'cp \\\"$1\\\" /b' up {file}\"\nupload_timeout = "
+      "\"5m\"\n",
+      "agent.toml", "m1");
+  ASSERT_TRUE(cfg) << cfg.error().message;
+  ASSERT_TRUE(cfg->snapshot.upload.command);
+  const auto& words = cfg->snapshot.upload.command->words;
+  ASSERT_EQ(words.size(), 5u);
+  EXPECT_TRUE(words[0].starts_with("/") && words[0].ends_with("/sh")) << words[0];
+  EXPECT_EQ(words[2], "cp \"$1\" /b");
+  EXPECT_EQ(words[4], "{file}");
+  EXPECT_EQ(cfg->snapshot.upload.timeout, std::chrono::minutes(5));
+  // None by default.
+  auto plain = parseAgentConfig("", "agent.toml", "m1");
+  ASSERT_TRUE(plain);
+  EXPECT_FALSE(plain->snapshot.upload.command);
+}
+
+TEST(AgentConfig, BadUploadCommandsAreRefusedWhereTheyAre) {
+  expectRefusedAt("[snapshot]\nupload_command = \"\"\n", "2:18", "no program");
+  expectRefusedAt("[snapshot]\nupload_command = \"cp {file} '/b\"\n", "2:18", "unterminated");
+  expectRefusedAt("[snapshot]\nupload_command = \"cp {file} /b/{when}\"\n", "2:18", "{when}");
+  expectRefusedAt("[snapshot]\nupload_command = \"cp {name} /b\"\n", "2:18", "{file}");
+  expectRefusedAt("[snapshot]\nupload_command = \"no-such-uploader-x {file}\"\n", "2:18",
+                  "no program \"no-such-uploader-x\" in PATH");
+  expectRefusedAt("[snapshot]\nupload_command = \"/nonexistent/up {file}\"\n", "2:18",
+                  "not an executable");
+  expectRefusedAt("[snapshot]\nupload_timeout = \"soon\"\n", "2:18", "at least 1s");
+}
+
+TEST(AgentConfig, CopiesGoToTheOtherAgentsByDefault) {
+  auto cfg = parseAgentConfig("", "agent.toml", "m1");
+  ASSERT_TRUE(cfg);
+  EXPECT_TRUE(cfg->snapshot.copy_to_peers);
+  EXPECT_EQ(cfg->snapshot.keep_copies, 2u);
+  auto off =
+      parseAgentConfig("[snapshot]\ncopy_to_peers = false\nkeep_copies = 0\n", "agent.toml", "m1");
+  ASSERT_TRUE(off) << off.error().message;
+  EXPECT_FALSE(off->snapshot.copy_to_peers);
+  EXPECT_EQ(off->snapshot.keep_copies, 0u);
+  expectRefusedAt("[snapshot]\nkeep_copies = 1001\n", "2:15", "0..1000");
+  expectRefusedAt("[snapshot]\ncopy_to_peers = \"yes\"\n", "2:17", "true or false");
+}
+
 TEST(AgentConfig, MissingFileSaysSo) {
   auto cfg = loadAgentConfig("/nonexistent/agent.toml");
   ASSERT_FALSE(cfg);

@@ -98,6 +98,7 @@ class Scheduler : public ::testing::Test {
   std::expected<SnapshotSource, SnapshotSkip> source_ =
       SnapshotSource{{"127.0.0.1:2379", {}}, "cluster-a"};
   std::vector<std::string> notes_;
+  std::vector<std::string> offered_;  // what onSnapshot was given (the uploads)
   std::unique_ptr<SnapshotScheduler> scheduler_;
 
   TimePoint wall() const { return epoch_ + (clock_.now() - start_); }
@@ -120,12 +121,41 @@ class Scheduler : public ::testing::Test {
             .drills = &drills_,
         });
     scheduler_->onNote([this](int, const std::string& text) { notes_.push_back(text); });
+    scheduler_->onSnapshot([this](const std::string& dir, const v1::SnapshotRecord& r) {
+      offered_.push_back(dir + "/" + r.name());
+    });
     scheduler_->start("fallback");
   }
   std::chrono::seconds sinceEpoch(TimePoint t) const {
     return std::chrono::duration_cast<std::chrono::seconds>(t - epoch_);
   }
 };
+
+TEST_F(Scheduler, EachNewVerifiedSnapshotAndTheNewestAtStartAreOffered) {
+  v1::SnapshotRecord old;
+  old.set_name("s0.db");
+  old.set_verified(true);
+  old.set_taken_at(
+      std::chrono::duration_cast<std::chrono::seconds>((epoch_ - 1s).time_since_epoch()).count());
+  jobs_.on_disk.push_back(old);
+  start(intervalSchedule(2s, "2s"));
+  // The scan's newest (the uploader skips it if its record says it was uploaded).
+  EXPECT_EQ(offered_, std::vector<std::string>{"/var/lib/etcd-agent/snapshots/cluster-a/s0.db"});
+  clock_.advance(2s);
+  jobs_.finish("the stream broke");  // a failure offers nothing
+  EXPECT_EQ(offered_.size(), 1u);
+  clock_.advance(10s);
+  jobs_.finish();
+  ASSERT_EQ(offered_.size(), 2u);
+  EXPECT_EQ(offered_.back(), "/var/lib/etcd-agent/snapshots/cluster-a/s2.db");
+  // The report carries the upload's, when there is one.
+  v1::UploadReport upload;
+  upload.set_command("rclone copyto {file} r:{name}");
+  scheduler_->setUploadReport(&upload);
+  EXPECT_EQ(scheduler_->report().upload().command(), "rclone copyto {file} r:{name}");
+  scheduler_->setUploadReport(nullptr);
+  EXPECT_FALSE(scheduler_->report().has_upload());
+}
 
 TEST_F(Scheduler, AnIntervalTakesASnapshotEveryPeriodAndReportsIt) {
   start(intervalSchedule(2s, "2s"));
