@@ -232,12 +232,19 @@ Result<void> authorizeCertificateMutation(std::string_view common_name, std::str
                   "own certificate (CN etcd-fleet, pki/fleet.crt)");
 }
 
+namespace {
+
+// etcd-fleet's certificate, or one of the fleet's agents' (etcd-agent:<member>).
+bool fleetOrAgent(std::string_view common_name) {
+  return common_name == tls::kFleetClientCommonName ||
+         (common_name.starts_with(tls::kAgentCommonNamePrefix) &&
+          common_name.size() > tls::kAgentCommonNamePrefix.size());
+}
+
+}  // namespace
+
 Result<void> authorizeDiscoveryRelay(std::string_view common_name) {
-  if (common_name == tls::kFleetClientCommonName) return {};
-  if (common_name.starts_with(tls::kAgentCommonNamePrefix) &&
-      common_name.size() > tls::kAgentCommonNamePrefix.size()) {
-    return {};
-  }
+  if (fleetOrAgent(common_name)) return {};
   return fail(Errc::kPermissionDenied,
               "RelayDiscovery registers members of the fleet's clusters, and the certificate " +
                   quoteForMessage(common_name) +
@@ -245,11 +252,7 @@ Result<void> authorizeDiscoveryRelay(std::string_view common_name) {
 }
 
 Result<void> authorizeSnapshotCopy(std::string_view common_name) {
-  if (common_name == tls::kFleetClientCommonName) return {};
-  if (common_name.starts_with(tls::kAgentCommonNamePrefix) &&
-      common_name.size() > tls::kAgentCommonNamePrefix.size()) {
-    return {};
-  }
+  if (fleetOrAgent(common_name)) return {};
   return fail(Errc::kPermissionDenied,
               "StoreSnapshotCopy keeps a member's snapshot on this agent's disk for the fleet, "
               "and the certificate " +

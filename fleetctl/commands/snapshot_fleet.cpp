@@ -69,8 +69,12 @@ CommandResult fetchTo(Context& ctx, const Env& env, const SnapshotChoice& choice
       [&](std::uint64_t received, std::uint64_t size) { progress.update(received, size); });
   if (!fetched) return flowError(fetched.error());
   ctx.err() << "snapshot " << fetched->name() << " from member " << choice.member << " ("
-            << choice.host << "): " << fetched->size() << " bytes, revision " << fetched->revision()
-            << ", sha256 " << fetched->sha256() << "\n";
+            << choice.host << ")";
+  if (!choice.record.member_name().empty() && choice.record.member_name() != choice.member) {
+    ctx.err() << ", the copy it keeps of member " << choice.record.member_name() << "'s";
+  }
+  ctx.err() << ": " << fetched->size() << " bytes, revision " << fetched->revision() << ", sha256 "
+            << fetched->sha256() << "\n";
   ctx.out() << "Snapshot saved at " << path << "\n";
   return {};
 }

@@ -81,6 +81,10 @@ TEST(SnapshotCopies, EachSnapshotReachesTheOtherAgentsAndOutlivesItsHost) {
   const std::string file = out.path() + "/m1.db";
   auto fetched = fleet.fleet({"snapshot", "fetch", copy, file});
   ASSERT_EQ(fetched.exit_code, 0) << fetched.out << fetched.err;
+  EXPECT_NE(fetched.err.find("the copy it keeps of member m1's"), std::string::npos) << fetched.err;
+  EXPECT_NE(fetched.err.find("agent of m1 (" + m1.apiAddress() + ") did not answer"),
+            std::string::npos)
+      << fetched.err;
   auto status = run({"etcdctl", "snapshot", "status", file, "-w", "json"});
   ASSERT_EQ(status.exit_code, 0) << status.err;
   EXPECT_TRUE(std::regex_search(status.out, std::regex("\"revision\":(1[1-9]|[2-9][0-9])")))

@@ -27,14 +27,7 @@ constexpr const char* kEveryTwoSeconds =
 
 // NAME.db files in `dir`, sorted.
 std::vector<std::string> snapshotsIn(const std::string& dir, const std::string& suffix = ".db") {
-  std::vector<std::string> out;
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(dir, ec)) {
-    const std::string name = e.path().filename().string();
-    if (name.ends_with(suffix)) out.push_back(name);
-  }
-  std::sort(out.begin(), out.end());
-  return out;
+  return namesEndingIn(dir, suffix);
 }
 
 v1::SnapshotRecord recordOf(const std::string& path) {

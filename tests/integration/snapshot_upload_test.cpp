@@ -21,17 +21,6 @@ namespace {
 using namespace std::chrono_literals;
 namespace fs = std::filesystem;
 
-std::vector<std::string> filesIn(const std::string& dir, const std::string& suffix) {
-  std::vector<std::string> out;
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(dir, ec)) {
-    const std::string name = e.path().filename().string();
-    if (name.ends_with(suffix)) out.push_back(name);
-  }
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
 TEST(SnapshotUpload, RcloneKeepsEachVerifiedSnapshotOffTheHostAndFailuresAreRetried) {
   TempDir tmp;
   const std::string conf = tmp.path() + "/rclone.conf";
@@ -87,9 +76,9 @@ TEST(SnapshotUpload, RcloneKeepsEachVerifiedSnapshotOffTheHostAndFailuresAreRetr
   // At rest: every snapshot still on the host is on the remote too, byte for byte, and its record
   // says when it was uploaded; etcdctl reads the copies.
   const std::string copies = remote + "/" + fs::path(dir).filename().string();
-  const auto kept = filesIn(dir, ".db");
+  const auto kept = namesEndingIn(dir, ".db");
   ASSERT_FALSE(kept.empty());
-  const auto uploaded = filesIn(copies, ".db");
+  const auto uploaded = namesEndingIn(copies, ".db");
   EXPECT_GE(uploaded.size(), 3u);  // the remote keeps what the host rotated out
   std::size_t checked = 0;
   for (const auto& name : kept) {

@@ -6,6 +6,8 @@
 #include <openssl/evp.h>
 
 #include <cstddef>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <string_view>
 
@@ -29,6 +31,17 @@ inline std::string someBytes(std::size_t n) {
   std::string s(n, '\0');
   for (std::size_t i = 0; i < n; ++i) s[i] = static_cast<char>((i * 131 + 7) % 251);
   return s;
+}
+
+// A real etcd 3.4 snapshot (three puts and a delete), trailer included: the fuzz corpus's file.
+// `source_dir` is the repository (the tests' ETCD_AGENT_SOURCE_DIR); "" when it cannot be read.
+inline std::string realEtcdSnapshot(const std::string& source_dir) {
+  std::ifstream in(
+      source_dir + "/tests/fuzz/corpus/snapshot_status_fuzz/etcd34_three_puts_one_delete.db",
+      std::ios::binary);
+  std::ostringstream bytes;
+  bytes << in.rdbuf();
+  return bytes.str();
 }
 
 }  // namespace etcdagent::testing

@@ -1,16 +1,19 @@
 #pragma once
 
 // Small waits and file checks the tests share: a file's text and mode, whether a path
-// exists, and a bounded wait for a state.
+// exists, the files of a directory, and a bounded wait for a state.
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
 #include <thread>
+#include <vector>
 
 namespace etcdagent::testing {
 
@@ -33,6 +36,18 @@ inline unsigned modeOf(const std::string& path) {
   struct stat st {};
   EXPECT_EQ(::stat(path.c_str(), &st), 0) << path;
   return st.st_mode & 07777;
+}
+
+// The names of the files in `dir` that end in `suffix`, sorted (none when `dir` is missing).
+inline std::vector<std::string> namesEndingIn(const std::string& dir, const std::string& suffix) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.ends_with(suffix)) out.push_back(name);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
 }
 
 // Polls `done` every 50 ms until it holds (true) or `timeout` passed (false).

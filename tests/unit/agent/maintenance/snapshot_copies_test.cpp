@@ -11,6 +11,7 @@
 #include "common/encoding.hpp"
 #include "common/file_util.hpp"
 #include "common/snapshot_digest.hpp"
+#include "tests/mocks/snapshot_bytes.hpp"
 #include "tests/mocks/temp_dir.hpp"
 
 namespace etcdagent::agent {
@@ -19,10 +20,9 @@ namespace {
 namespace fs = std::filesystem;
 
 std::string realSnapshot() {
-  auto bytes = readFile(std::string(ETCD_AGENT_SOURCE_DIR) +
-                        "/tests/fuzz/corpus/snapshot_status_fuzz/etcd34_three_puts_one_delete.db");
-  EXPECT_TRUE(bytes) << bytes.error().message;
-  return bytes.value_or("");
+  std::string bytes = testing::realEtcdSnapshot(ETCD_AGENT_SOURCE_DIR);
+  EXPECT_FALSE(bytes.empty()) << "the fuzz corpus's etcd snapshot is missing";
+  return bytes;
 }
 
 class Copies : public ::testing::Test {

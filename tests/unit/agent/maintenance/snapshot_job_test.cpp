@@ -17,12 +17,10 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// A real etcd 3.4 snapshot (three puts and a delete), trailer included.
 std::string realSnapshot() {
-  auto bytes = readFile(std::string(ETCD_AGENT_SOURCE_DIR) +
-                        "/tests/fuzz/corpus/snapshot_status_fuzz/etcd34_three_puts_one_delete.db");
-  EXPECT_TRUE(bytes) << bytes.error().message;
-  return *bytes;
+  std::string bytes = testing::realEtcdSnapshot(ETCD_AGENT_SOURCE_DIR);
+  EXPECT_FALSE(bytes.empty()) << "the fuzz corpus's etcd snapshot is missing";
+  return bytes;
 }
 
 void write(const std::string& path, const std::string& bytes) {

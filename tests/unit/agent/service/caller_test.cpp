@@ -141,6 +141,17 @@ TEST(CallerCertificate, TheFleetsAgentsAndEtcdFleetMayRelayDiscovery) {
   EXPECT_FALSE(authorizeCertificateMutation("etcd-agent:m1", "ApplyPlan"));
 }
 
+TEST(CallerPolicy, SnapshotCopiesComeFromTheFleetsAgentsOrEtcdFleet) {
+  EXPECT_TRUE(authorizeSnapshotCopy("etcd-agent:m2"));
+  EXPECT_TRUE(authorizeSnapshotCopy("etcd-fleet"));
+  for (const char* cn : {"app", "etcd-agent:", "etcd-agent", "", "etcd-fleet2"}) {
+    auto r = authorizeSnapshotCopy(cn);
+    ASSERT_FALSE(r) << cn;
+    EXPECT_EQ(r.error().code, Errc::kPermissionDenied);
+    EXPECT_THAT(r.error().message, HasSubstr("keeps a member's snapshot on this agent's disk"));
+  }
+}
+
 TEST(CallerPolicy, PrivilegedIsRootTheAgentsUserAndItsGroup) {
   EXPECT_TRUE(isPrivileged(0U, policy()));
   EXPECT_TRUE(isPrivileged(998U, policy()));
