@@ -214,6 +214,9 @@ HttpResponse metrics(const v1::AgentStatus& s, const EdgeStatus& edges) {
        "etcd_agent_etcd_restarts_total{"
     << m << "} " << s.restart_count() << '\n';
   gauge("etcd_agent_member_revision", "The member's current revision.", m, s.revision());
+  gauge("etcd_agent_member_compact_revision",
+        "The oldest revision the member still serves (0: nothing compacted); asked every 10 s.", m,
+        s.compact_revision());
   gauge("etcd_agent_member_db_size_bytes", "Size of the member's backend database.", m,
         s.db_size());
   gauge("etcd_agent_member_db_size_in_use_bytes", "Bytes of the backend database in use.", m,

@@ -140,6 +140,7 @@ v1::AgentStatus agentStatus(const MemberView& m, const AgentExtras& extras) {
   s.set_raft_term(m.health.raft_term);
   s.set_raft_index(m.health.raft_index);
   s.set_revision(m.health.revision);
+  s.set_compact_revision(m.health.compact_revision);
   s.set_db_size(m.health.db_size);
   s.set_db_size_in_use(m.health.db_size_in_use);
   for (const auto& c : extras.certificates) {

@@ -11,6 +11,25 @@ using etcdserverpb::Cluster;
 using etcdserverpb::KV;
 using etcdserverpb::Maintenance;
 
+constexpr auto kCompactionRecheck = 10s;
+
+// A serializable read of one key at `revision`: whether the member still serves it.
+std::optional<bool> readableAt(etcd::Client& client, std::int64_t revision) {
+  etcdserverpb::RangeRequest read;
+  read.set_key(std::string(etcd::kHealthKey));
+  read.set_count_only(true);
+  read.set_serializable(true);
+  read.set_revision(revision);
+  auto r = client.call<&KV::Stub::Range>(read, {etcd::Retry::kRepeatable});
+  if (r) return true;
+  if (r.error().message.find("required revision has been compacted") != std::string::npos) {
+    return false;
+  }
+  // With authentication on, a role that may not read the key still proves the revision exists.
+  if (r.error().code == Errc::kPermissionDenied) return true;
+  return std::nullopt;
+}
+
 MemberHealth check(etcd::Client& client) {
   MemberHealth h;
   auto status = client.call<&Maintenance::Stub::Status>({}, {etcd::Retry::kRepeatable});
@@ -58,6 +77,24 @@ MemberHealth check(etcd::Client& client) {
 
 }  // namespace
 
+std::optional<std::int64_t> searchCompactRevision(
+    std::int64_t current, const std::function<std::optional<bool>(std::int64_t)>& readable) {
+  if (current <= 1) return 0;
+  auto first = readable(1);
+  if (!first) return std::nullopt;
+  if (*first) return 0;
+  // lo: compacted; hi: readable (the current revision always is).
+  std::int64_t lo = 1;
+  std::int64_t hi = current;
+  while (hi - lo > 1) {
+    const std::int64_t mid = lo + (hi - lo) / 2;
+    auto ok = readable(mid);
+    if (!ok) return std::nullopt;
+    (*ok ? hi : lo) = mid;
+  }
+  return hi;
+}
+
 HealthProber::HealthProber(boost::asio::io_context& io, std::string endpoint, etcd::TlsConfig tls,
                            std::shared_ptr<const unsigned> identity)
     : endpoint_(std::move(endpoint)),
@@ -102,11 +139,26 @@ void HealthProber::probe(std::function<void(MemberHealth)> done) {
   }
   busy_ = true;
   // The client's deadlines (1 s dial, 2 s per call) bound the work: no stop token needed.
-  worker_.run([client = client_.get()](std::stop_token) { return check(*client); },
-              [this, done = std::move(done)](MemberHealth h) {
-                busy_ = false;
-                done(std::move(h));
-              });
+  worker_.run(
+      [client = client_.get(), compaction = &compaction_](std::stop_token) {
+        MemberHealth h = check(*client);
+        // The compact revision changes only when etcd compacts: asked again every 10 s, and
+        // at once when the revision went back (the member was restored).
+        const auto now = std::chrono::steady_clock::now();
+        if (h.healthy && (!compaction->at || now - *compaction->at >= kCompactionRecheck ||
+                          h.revision < compaction->revision)) {
+          if (auto found = searchCompactRevision(
+                  h.revision, [&](std::int64_t rev) { return readableAt(*client, rev); })) {
+            *compaction = {*found, now};
+          }
+        }
+        h.compact_revision = compaction->revision;
+        return h;
+      },
+      [this, done = std::move(done)](MemberHealth h) {
+        busy_ = false;
+        done(std::move(h));
+      });
 }
 
 }  // namespace etcdagent::agent

@@ -6,9 +6,11 @@
 // The supervisor asks through a HealthSource seam: a unit test answers its probes itself.
 
 #include <boost/asio/io_context.hpp>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "agent/member/loop_worker.hpp"
@@ -30,11 +32,22 @@ struct MemberHealth {
   std::uint64_t raft_term = 0;
   std::uint64_t raft_index = 0;
   std::int64_t revision = 0;
+  // The oldest revision the member still serves (etcd's compact revision); 0: nothing compacted,
+  // or not known yet. Found by a binary search of reads at a revision (compactRevisionOf), at most
+  // every 10 s.
+  std::int64_t compact_revision = 0;
   std::int64_t db_size = 0;
   std::int64_t db_size_in_use = 0;
   int voting_members = 0;
   int learners = 0;
 };
+
+// The oldest revision a member serves, given its current revision and `readable(rev)` (a read at
+// that revision: true when it works, false when etcd says the revision was compacted, nullopt when
+// the read failed otherwise): 0 when revision 1 is still readable (nothing compacted), nullopt when
+// a read failed. A binary search: about log2(current) reads. Pure.
+std::optional<std::int64_t> searchCompactRevision(
+    std::int64_t current, const std::function<std::optional<bool>(std::int64_t)>& readable);
 
 // Probes one member. Destroying it drops the answer of a probe in flight.
 class HealthProbe {
@@ -72,6 +85,13 @@ class HealthProber final : public HealthProbe {
   std::unique_ptr<etcd::Client> client_;
   std::string create_error_;
   bool busy_ = false;
+  // The compact revision found last and when (used by the worker thread only: one probe at a
+  // time).
+  struct Compaction {
+    std::int64_t revision = 0;
+    std::optional<std::chrono::steady_clock::time_point> at;
+  };
+  Compaction compaction_;
   LoopWorker worker_;  // last: joined before the client it uses goes
 };
 

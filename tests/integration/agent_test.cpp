@@ -125,6 +125,27 @@ TEST(Agent, RestartsEtcdAfterKill9WithDataIntact) {
   EXPECT_EQ(fleet(agent.clientEndpoint(), {"get", "key7", "--print-value-only"}).out, "value7\n");
 }
 
+TEST(Agent, ReportsTheCompactRevisionOfItsMember) {
+  TempDir dir;
+  AgentHarness agent(dir.path(), {});
+  agent.start();
+  agent.waitFor([](const auto& st) { return st.phase() == v1::MEMBER_PHASE_WAITING; });
+  ASSERT_TRUE(agent.client().applyPlan(agent.plan(v1::PLAN_MODE_NEW)));
+  auto s = agent.waitFor([](const v1::AgentStatus& st) { return st.healthy(); });
+  EXPECT_EQ(s.compact_revision(), 0);  // nothing compacted
+  for (int i = 0; i < 10; ++i) {
+    ASSERT_EQ(fleet(agent.clientEndpoint(), {"put", "c", std::to_string(i)}).exit_code, 0);
+  }
+  // etcdctl compacts to a revision in the middle; the agent finds it (within 10 s).
+  auto compacted = run({"etcdctl", "--endpoints", agent.clientEndpoint(), "compact", "6"});
+  ASSERT_EQ(compacted.exit_code, 0) << compacted.err;
+  auto after = agent.waitFor([](const v1::AgentStatus& st) { return st.compact_revision() == 6; });
+  EXPECT_EQ(after.compact_revision(), 6) << after.DebugString();
+  const auto metrics = run({"curl", "-sS", "http://" + agent.httpAddress() + "/metrics"}).out;
+  EXPECT_NE(metrics.find("etcd_agent_member_compact_revision{member=\"m1\"} 6"), std::string::npos)
+      << metrics;
+}
+
 TEST(Agent, AgentRestartBringsTheMemberBackFromItsDataAsExisting) {
   TempDir dir;
   AgentHarness agent(dir.path(), {});
