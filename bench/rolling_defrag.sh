@@ -34,7 +34,8 @@ bench_copy_binaries "$BUILD"
 head -c 1048576 /dev/urandom >"$WORK/value"
 cat >"$WORK/writer.py" <<'EOF'
 # writer.py ENDPOINTS STOP_FILE OUT: puts round-robin over ENDPOINTS (host:port,...) until
-# STOP_FILE exists; writes one line per put to OUT: seconds, 1 for success or 0.
+# STOP_FILE exists; writes one line per put to OUT: seconds, 1 for success or 0, the endpoint's
+# index, and for a failure what it was.
 import base64, http.client, json, os, sys, time
 
 endpoints = [e.rsplit(":", 1) for e in sys.argv[1].split(",")]
@@ -48,7 +49,7 @@ with open(out, "w") as f:
         key = base64.b64encode(("bench/latency/%05d" % (i % 10000)).encode()).decode()
         body = json.dumps({"key": key, "value": value})
         t0 = time.perf_counter()
-        ok = 0
+        ok, why = 0, ""
         try:
             if conns[n] is None:
                 conns[n] = http.client.HTTPConnection(endpoints[n][0], int(endpoints[n][1]),
@@ -57,15 +58,19 @@ with open(out, "w") as f:
             r = conns[n].getresponse()
             data = r.read()
             ok = 1 if r.status == 200 and b"header" in data else 0
-        except (OSError, http.client.HTTPException):
+            if not ok:
+                why = "HTTP %d %s" % (r.status, data.decode(errors="replace")[:200])
+        except (OSError, http.client.HTTPException) as e:
             conns[n] = None
-        f.write("%.6f %d\n" % (time.perf_counter() - t0, ok))
+            why = repr(e)
+        f.write("%.6f %d %d %s\n" % (time.perf_counter() - t0, ok, n, why.replace("\n", " ")))
         i += 1
 EOF
 
-# stats FILE: sets STATS ("N puts (E failed), p50 X ms, p99 Y ms, max Z ms") and P99 (ms).
+# stats FILE: sets STATS ("N puts (E failed), p50 X ms, p99 Y ms, max Z ms; over 50 ms: ...")
+# and P99 (ms), and FAILS (each reason of a failed put, counted).
 stats() {
-  local failed line
+  local failed line slow
   failed=$(awk '$2 == 0' "$1" | wc -l)
   line=$(awk '{ print $1 * 1000 }' "$1" | sort -n | awk -v failed="$failed" '
     { a[NR] = $1 }
@@ -75,8 +80,13 @@ stats() {
       printf "%d puts (%d failed), p50 %.2f ms, p99 %.2f ms, max %.1f ms|%.3f\n",
         NR, failed, p50, p99, a[NR], p99
     }')
+  # The puts that took over 50 ms, by the member they were sent to: "127.0.0.61:P 1, ...".
+  slow=$(awk -v eps="$EPS" 'BEGIN { split(eps, e, ",") }
+    $1 > 0.05 { n[$3]++ }
+    END { for (i in n) printf "%s%s %d", (s++ ? ", " : ""), e[i + 1], n[i] }' "$1")
   P99=${line##*|}
-  STATS=${line%|*}
+  STATS="${line%|*}; over 50 ms: ${slow:-none}"
+  FAILS=$(awk '$2 == 0 { $1 = $2 = ""; print "failed put to endpoint" $0 }' "$1" | sort | uniq -c | sed "s/^/    /")
 }
 
 # writer_start OUT / writer_stop: one writer in the background.
@@ -133,6 +143,7 @@ for r in $(seq 1 "$ROUNDS"); do
   writer_stop
   stats "$WORK/idle-$r"
   echo "  idle ${IDLE_S}s: $STATS"
+  [ -z "$FAILS" ] || echo "$FAILS"
   IDLE+=("$P99")
 
   writer_start "$WORK/defrag-$r"
@@ -143,6 +154,7 @@ for r in $(seq 1 "$ROUNDS"); do
   writer_stop
   stats "$WORK/defrag-$r"
   echo "  defrag --rolling $(elapsed "$t0" "$t1")s: $STATS"
+  [ -z "$FAILS" ] || echo "$FAILS"
   DEFRAG+=("$P99")
   awk -v a="${IDLE[-1]}" -v b="${DEFRAG[-1]}" 'BEGIN { printf "  p99 ratio %.2f\n", b / a }'
   grep -E "^m[0-9] " "$WORK/defrag-$r.log" | sed 's/^/    /'
