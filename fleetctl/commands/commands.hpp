@@ -25,5 +25,6 @@ std::vector<Command> tokenCommands();        // token create, list, revoke
 std::vector<Command> enrollCommands();       // enroll
 std::vector<Command> certsCommands();        // certs issue, certs sign, certs rotate
 std::vector<Command> tlsCommands();          // tls enable
+std::vector<Command> rollingCommands();      // rolling-restart (defrag --rolling: maintenance)
 
 }  // namespace etcdagent::fleet

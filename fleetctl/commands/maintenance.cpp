@@ -6,6 +6,7 @@
 #include "fleetctl/commands/check_perf.hpp"
 #include "fleetctl/commands/cluster.hpp"
 #include "fleetctl/commands/commands.hpp"
+#include "fleetctl/commands/rolling.hpp"
 #include "fleetctl/commands/snapshot.hpp"
 #include "fleetctl/commands/util.hpp"
 
@@ -15,6 +16,13 @@ namespace {
 using etcdserverpb::Maintenance;
 
 CommandResult runDefrag(Context& ctx) {
+  if (ctx.flags().getBool("rolling")) return runRollingDefrag(ctx);
+  for (const char* flag : {"timeout", "health-timeout"}) {
+    if (ctx.flags().changed(flag)) {
+      return badArgs(std::string("--") + flag +
+                     " is a flag of defrag --rolling; etcdctl's defrag takes --command-timeout");
+    }
+  }
   // etcdctl ignores positional arguments and -w here.
   if (!ctx.flags().getString("data-dir").empty()) {
     return commandError(exitcode::kBadFeature,
@@ -98,13 +106,29 @@ std::vector<Command> maintenanceCommands() {
   std::vector<Command> out;
   out.push_back({
       .name = "defrag",
-      .usage = "defrag",
+      .usage = "defrag [--rolling [--timeout DURATION] [--health-timeout DURATION]]",
       .summary = "Defragments the storage of the etcd members with given endpoints",
+      .description =
+          "\tWithout --rolling, as etcdctl: each endpoint (--endpoints, or every member with\n"
+          "\t--cluster) in turn, right away. With --rolling, every member of the fleet inventory,\n"
+          "\tone at a time and only while every member is healthy: followers first, the leader\n"
+          "\tlast once the leadership moved to a healthy voter; each member must be healthy\n"
+          "\tagain before the next. Prints each member's db size before and after. Stops at the\n"
+          "\tfirst failure and says where; the journal rolling.json beside the inventory keeps\n"
+          "\tthe progress: run it again to finish.",
       .flags =
           [](FlagSet& f) {
             f.boolean("cluster", 0, false, "use all endpoints from the cluster member list")
                 .string("data-dir", 0, "",
-                        "Optional. If present, defragments a data directory not in use by etcd.");
+                        "Optional. If present, defragments a data directory not in use by etcd.")
+                .boolean("rolling", 0, false,
+                         "every member of the fleet inventory, one at a time, the leader last "
+                         "(etcd-fleet)")
+                .positiveDuration("timeout", 0, "5m0s",
+                                  "with --rolling: how long each member's defragmentation may take")
+                .positiveDuration("health-timeout", 0, "60s",
+                                  "with --rolling: how long each member may take to be healthy "
+                                  "again");
           },
       .run = runDefrag,
   });

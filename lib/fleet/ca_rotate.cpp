@@ -23,6 +23,11 @@ class CaRotation {
         journal_path_(rotationJournalPath(tls::fleetPkiPaths(request.fleet_path).dir)) {}
 
   Result<RotateCaReport> run() {
+    // One member-by-member flow at a time: a rolling restart or defrag finishes first.
+    if (auto r = refuseWhileInProgress(rollingJournalPath(request_.fleet_path), {}, "ca rotate");
+        !r) {
+      return fail(r.error());
+    }
     auto loaded = loadRotationJournal(journal_path_);
     if (!loaded) return fail(loaded.error());
     if (*loaded && (*loaded)->kind == RotationKind::kCerts) {
@@ -54,6 +59,11 @@ class CaRotation {
           if (auto r = trustNew(); !r) return fail(r.error());
           report_.finished = true;
           return report_;
+        case RotationStep::kRestart:
+        case RotationStep::kDefrag:
+          // parseRotationJournal gives a CA rotation none of these.
+          return fail(Errc::kInternal, journal_path_ + ": a CA rotation at step " +
+                                           std::string(rotationStepName(journal_.step)));
       }
     }
     return fail(Errc::kInternal, "the CA rotation did not end");  // unreachable

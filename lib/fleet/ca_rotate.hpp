@@ -66,7 +66,8 @@ struct RotateCaReport {
 };
 
 // Errors as rollThroughMembers' (naming the member and the step, with how to resume). Refused
-// while a certificate rotation is unfinished (finish it with etcd-fleet certs rotate first).
+// while a certificate rotation is unfinished (finish it with etcd-fleet certs rotate first), and
+// while a rolling restart or defrag is (<inventory dir>/rolling.json).
 Result<RotateCaReport> rotateCa(const Env& env, const RotateCaRequest& request);
 
 }  // namespace etcdagent::fleet

@@ -1,8 +1,9 @@
 #pragma once
 
 // How the fleet's flows talk to etcd: the cluster as a whole (its member list and the safe
-// membership changes of lib/membership), one member asked directly (bootstrap's health wait), and
-// the cluster's users and roles (auth setup).
+// membership changes of lib/membership), one member asked directly (bootstrap's health wait; the
+// rolling defrag's status, defragmentation and leadership move), and the cluster's users and roles
+// (auth setup).
 // The real implementation (etcd_cluster.hpp) runs over etcd::Client with the operator's TLS and
 // credentials; the flows' unit tests use fakes (tests/mocks/fake_cluster.hpp).
 
@@ -70,6 +71,31 @@ class MemberProbe {
   virtual std::optional<MemberHealthView> probe() = 0;
 };
 
+// One member's Maintenance.Status, as the rolling defrag reads it.
+struct MemberStatus {
+  std::uint64_t id = 0;
+  std::uint64_t leader = 0;  // the member it follows (itself when it leads); 0: none known
+  std::int64_t db_size = 0;  // bytes of its database file
+  std::int64_t db_size_in_use = 0;
+  std::uint64_t raft_index = 0;
+  bool is_learner = false;
+};
+
+// One member's etcd at its client URL, with the operator's TLS and credentials: what a flow that
+// works on the members one at a time asks of each directly (never another member in its place).
+class MemberMaintenance {
+ public:
+  virtual ~MemberMaintenance() = default;
+  virtual Result<MemberStatus> status() = 0;
+  // Maintenance.Defragment: the member rewrites its database file and serves nothing while it does
+  // (reads and writes sent to it wait); bounded by `timeout`.
+  virtual Result<void> defragment(Duration timeout) = 0;
+  // Maintenance.MoveLeader to this member, which must lead ("etcdserver: not leader" otherwise):
+  // it hands leadership to `transferee`, a voter, and answers once that one leads (or at
+  // `timeout`).
+  virtual Result<void> moveLeader(std::uint64_t transferee, Duration timeout) = 0;
+};
+
 // etcd's auth store as the fleet's RBAC needs it (lib/fleet/auth_setup.hpp decides what to ask
 // and change). Each call is one request; refusals keep etcd's words ("etcdserver: ...").
 class AuthApi {
@@ -109,6 +135,11 @@ class EtcdDialer {
   // One member at its client URL, for a health wait that asks it often: short deadlines, and
   // reconnects soon after the member starts listening.
   virtual Result<std::unique_ptr<MemberProbe>> member(const std::string& client_url) = 0;
+  // One member at its client URL for maintenance (status, defragment, move leader): that member
+  // alone, never another endpoint in its place; `timeout` bounds the dial and each status.
+  // Authenticates first, as cluster() does.
+  virtual Result<std::unique_ptr<MemberMaintenance>> maintenance(const std::string& client_url,
+                                                                 Duration timeout) = 0;
   // The cluster's auth store through `endpoints`, with the operator's TLS and credentials;
   // connects as cluster() does.
   virtual Result<std::unique_ptr<AuthApi>> auth(const std::vector<std::string>& endpoints) = 0;

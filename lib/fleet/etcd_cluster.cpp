@@ -186,6 +186,43 @@ class EtcdMemberProbe final : public MemberProbe {
   std::unique_ptr<etcd::Client> client_;
 };
 
+class EtcdMemberMaintenance final : public MemberMaintenance {
+ public:
+  explicit EtcdMemberMaintenance(std::unique_ptr<etcd::Client> client)
+      : client_(std::move(client)) {}
+
+  Result<MemberStatus> status() override {
+    auto st = client_->call<&etcdserverpb::Maintenance::Stub::Status>(etcdserverpb::StatusRequest{},
+                                                                      {etcd::Retry::kRepeatable});
+    if (!st) return fail(st.error());
+    return MemberStatus{.id = st->header().member_id(),
+                        .leader = st->leader(),
+                        .db_size = st->dbsize(),
+                        .db_size_in_use = st->dbsizeinuse(),
+                        .raft_index = st->raftindex(),
+                        .is_learner = st->islearner()};
+  }
+
+  Result<void> defragment(Duration timeout) override {
+    auto r = client_->call<&etcdserverpb::Maintenance::Stub::Defragment>(
+        etcdserverpb::DefragmentRequest{}, {etcd::Retry::kOnce, timeout});
+    if (!r) return fail(r.error());
+    return {};
+  }
+
+  Result<void> moveLeader(std::uint64_t transferee, Duration timeout) override {
+    etcdserverpb::MoveLeaderRequest req;
+    req.set_targetid(transferee);
+    auto r = client_->call<&etcdserverpb::Maintenance::Stub::MoveLeader>(
+        req, {etcd::Retry::kOnce, timeout});
+    if (!r) return fail(r.error());
+    return {};
+  }
+
+ private:
+  std::unique_ptr<etcd::Client> client_;
+};
+
 }  // namespace
 
 Result<std::unique_ptr<etcd::Client>> EtcdConnector::connect(
@@ -230,6 +267,13 @@ Result<std::unique_ptr<MemberProbe>> EtcdConnector::member(const std::string& cl
   auto client = etcd::Client::create(config);
   if (!client) return fail(client.error());
   return std::make_unique<EtcdMemberProbe>(std::move(*client));
+}
+
+Result<std::unique_ptr<MemberMaintenance>> EtcdConnector::maintenance(const std::string& client_url,
+                                                                      Duration timeout) {
+  auto client = connect({endpointOf(client_url)}, timeout);
+  if (!client) return fail(client.error());
+  return std::make_unique<EtcdMemberMaintenance>(std::move(*client));
 }
 
 }  // namespace etcdagent::fleet

@@ -16,6 +16,8 @@ class EtcdConnector final : public EtcdDialer {
   Result<std::unique_ptr<ClusterApi>> cluster(const std::vector<std::string>& endpoints,
                                               std::optional<Duration> timeout) override;
   Result<std::unique_ptr<MemberProbe>> member(const std::string& client_url) override;
+  Result<std::unique_ptr<MemberMaintenance>> maintenance(const std::string& client_url,
+                                                         Duration timeout) override;
   Result<std::unique_ptr<AuthApi>> auth(const std::vector<std::string>& endpoints) override;
 
  private:

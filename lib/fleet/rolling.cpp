@@ -1,5 +1,7 @@
 #include "fleet/rolling.hpp"
 
+#include <optional>
+
 #include "fleet/fan_out.hpp"
 #include "fleet/waits.hpp"
 
@@ -31,6 +33,11 @@ class Roll {
                            ") was done by an earlier run");
       }
     }
+    if (request_.start_stopped_current) {
+      auto finished = startLeftStopped();
+      if (!finished) return fail(finished.error());
+      if (*finished) out.push_back(std::move(**finished));
+    }
     for (std::size_t round = 0; round < members.size(); ++round) {
       if (env_.stop.stop_requested()) return fail(stopped(Error{Errc::kCancelled, "interrupted"}));
       std::vector<const InventoryMember*> remaining;
@@ -52,12 +59,13 @@ class Roll {
       env_.progress.step("[" + std::to_string(doneCount() + 1) + "/" +
                          std::to_string(members.size()) + "] " + title_ + ": " + who(*next) +
                          (was_leader ? ", the leader" : ""));
-      auto summary = runStep(*next);
-      if (!summary) return fail(summary.error());
-      journal_.done.push_back(next->name);
+      journal_.current = next->name;
       if (auto saved = saveRotationJournal(request_.journal_path, journal_); !saved) {
         return fail(stopped(saved.error()));
       }
+      auto summary = runStep(*next);
+      if (!summary) return fail(summary.error());
+      if (auto saved = markDone(next->name); !saved) return fail(saved.error());
       env_.progress.step("  " + next->name + ": " + *summary);
       out.push_back({.name = next->name,
                      .address = next->agent,
@@ -97,6 +105,49 @@ class Roll {
       if (s->is_leader()) leader = members[i].name;
     }
     return leader;
+  }
+
+  Result<void> markDone(const std::string& name) {
+    journal_.done.push_back(name);
+    journal_.current.clear();
+    if (auto saved = saveRotationJournal(request_.journal_path, journal_); !saved) {
+      return fail(stopped(saved.error()));
+    }
+    return {};
+  }
+
+  // The member an interrupted run began and left stopped, started again and healthy: its step is
+  // done. nullopt when the journal names none, or its member is not stopped (its step runs again
+  // in its turn).
+  Result<std::optional<MemberStepDone>> startLeftStopped() {
+    if (journal_.current.empty() || journal_.isDone(journal_.current)) {
+      return std::optional<MemberStepDone>();
+    }
+    const InventoryMember* m = request_.inventory->find(journal_.current);
+    if (m == nullptr) return std::optional<MemberStepDone>();
+    auto agent = env_.agents.dial(m->agent, request_.call_timeout);
+    if (!agent) return fail(stopped(agent.error().context(who(*m))));
+    auto status = (*agent)->status();
+    if (!status) {
+      return fail(stopped(Error{
+          status.error().code, who(*m) + " does not answer (" + status.error().message +
+                                   "): the interrupted run began with it, and it may be stopped"}));
+    }
+    if (status->phase() != v1::MEMBER_PHASE_STOPPED) return std::optional<MemberStepDone>();
+    env_.progress.step(title_ + ": " + who(*m) +
+                       " was stopped by the interrupted run: starting it again");
+    if (auto started = (*agent)->startMember(); !started) {
+      return fail(stopped(started.error().context(who(*m))));
+    }
+    if (auto healthy = waitMemberHealthy(**agent, env_.clock, request_.health_timeout, env_.stop);
+        !healthy) {
+      return fail(stopped(healthy.error().context(who(*m) + " after " + title_)));
+    }
+    if (auto saved = markDone(m->name); !saved) return fail(saved.error());
+    const std::string summary = "started again (the interrupted run had stopped it)";
+    env_.progress.step("  " + m->name + ": " + summary);
+    return std::optional<MemberStepDone>(
+        MemberStepDone{.name = m->name, .address = m->agent, .summary = summary});
   }
 
   Result<std::string> runStep(const InventoryMember& member) const {

@@ -1,12 +1,15 @@
 #pragma once
 
 // One member at a time: the order and the checks of every flow that changes members in turn
-// (certificate rotation, CA rotation's trust steps with their etcd restarts). Before each member
+// (certificate rotation, CA rotation's trust steps with their etcd restarts, rolling restart,
+// rolling defrag). Before each member
 // every member of the inventory must be healthy (a step may restart a member: the others must
 // hold quorum); followers go first in inventory order and the leader last (as the leader is found
 // before each member); after its step a member must answer and be healthy again before the next
-// one is touched. Progress is journaled (rotation_journal.hpp) after each member, so a run that
-// stops anywhere is finished by running it again: the members done are skipped.
+// one is touched. Progress is journaled (rotation_journal.hpp) before each member's step (the
+// member begun) and after it (the member done), so a run that stops anywhere is finished by
+// running it again: the members done are skipped, and the one begun is done again (or, for a step
+// that stops etcd, started again when the interruption left it stopped).
 
 #include <functional>
 #include <string>
@@ -28,6 +31,11 @@ struct RollingRequest {
   Duration call_timeout = std::chrono::seconds(10);  // each agent call
   // How long a member may take to answer and be healthy after its step (an etcd restart).
   Duration health_timeout = std::chrono::seconds(60);
+  // The step stops the member's etcd and starts it again: when the journal names a member as
+  // begun and its agent reports it stopped, the interrupted run stopped it, and it is started
+  // (and waited for until healthy) before anything else, which finishes its step. Without this, a
+  // stopped member is unhealthy and refuses the flow, as a member stopped by an operator should.
+  bool start_stopped_current = false;
 };
 
 struct MemberStepDone {

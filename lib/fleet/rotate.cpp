@@ -38,6 +38,12 @@ Result<RotateCertsReport> rotateCertificates(const Env& env, const RotateCertsRe
     return fail(Errc::kFailedPrecondition,
                 "this fleet has no CA: its members have no certificates to rotate");
   }
+  // One member-by-member flow at a time: a rolling restart or defrag finishes first.
+  if (auto r =
+          refuseWhileInProgress(rollingJournalPath(request.inventory.path), {}, "certs rotate");
+      !r) {
+    return fail(r.error());
+  }
   const std::string path = rotationJournalPath(request.pki->paths.dir);
   auto loaded = loadRotationJournal(path);
   if (!loaded) return fail(loaded.error());

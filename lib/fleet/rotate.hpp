@@ -34,7 +34,8 @@ struct RotateCertsReport {
 };
 
 // Rotates every member's certificates. Refused while a CA rotation is in progress (its journal in
-// the pki directory; `etcd-fleet ca rotate` re-issues the certificates itself). A run that stops
+// the pki directory; `etcd-fleet ca rotate` re-issues the certificates itself), and while a rolling
+// restart or defrag is (<inventory dir>/rolling.json). A run that stops
 // (a member unhealthy or unreachable, a refusal, Ctrl-C) says where and keeps its journal: the
 // next run skips the members done. Errors as rollThroughMembers'.
 Result<RotateCertsReport> rotateCertificates(const Env& env, const RotateCertsRequest& request);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <filesystem>
 
 #include "common/duration.hpp"
 #include "common/file_util.hpp"
@@ -18,6 +19,10 @@ constexpr unsigned kFileVersion = 1;
 constexpr std::size_t kMaxJournalSize = 1024 * 1024;
 
 std::string damagedHint(std::string_view source) {
+  if (source.ends_with("rolling.json")) {
+    return "; if no rolling restart or defrag is in progress, remove " + std::string(source) +
+           ", else run it again (etcd-fleet rolling-restart, or defrag --rolling)";
+  }
   return "; if no rotation is in progress, remove " + std::string(source) +
          ", else run the rotation again (etcd-fleet certs rotate, or ca rotate)";
 }
@@ -28,6 +33,18 @@ std::string_view rotationKindName(RotationKind kind) {
   switch (kind) {
     case RotationKind::kCerts: return "certs";
     case RotationKind::kCa: return "ca";
+    case RotationKind::kRestart: return "restart";
+    case RotationKind::kDefrag: return "defrag";
+  }
+  return "?";
+}
+
+std::string_view resumeCommand(RotationKind kind) {
+  switch (kind) {
+    case RotationKind::kCerts: return "etcd-fleet certs rotate";
+    case RotationKind::kCa: return "etcd-fleet ca rotate";
+    case RotationKind::kRestart: return "etcd-fleet rolling-restart";
+    case RotationKind::kDefrag: return "etcd-fleet defrag --rolling";
   }
   return "?";
 }
@@ -37,6 +54,8 @@ std::string_view rotationStepName(RotationStep step) {
     case RotationStep::kTrustBoth: return "trust-both";
     case RotationStep::kReissue: return "reissue";
     case RotationStep::kTrustNew: return "trust-new";
+    case RotationStep::kRestart: return "restart";
+    case RotationStep::kDefrag: return "defrag";
   }
   return "?";
 }
@@ -48,10 +67,17 @@ bool RotationJournal::isDone(std::string_view member) const {
 void RotationJournal::advance(RotationStep next) {
   step = next;
   done.clear();
+  current.clear();
 }
 
 std::string rotationJournalPath(const std::string& pki_dir) {
   return pki_dir + "/rotation.json";
+}
+
+std::string rollingJournalPath(const std::string& inventory_path) {
+  std::string base = std::filesystem::path(inventory_path).parent_path().string();
+  if (base.empty()) base = ".";
+  return base + "/rolling.json";
 }
 
 Result<RotationJournal> parseRotationJournal(std::string_view text, std::string_view source) {
@@ -74,8 +100,12 @@ Result<RotationJournal> parseRotationJournal(std::string_view text, std::string_
     out.kind = RotationKind::kCerts;
   } else if (file.kind() == "ca") {
     out.kind = RotationKind::kCa;
+  } else if (file.kind() == "restart") {
+    out.kind = RotationKind::kRestart;
+  } else if (file.kind() == "defrag") {
+    out.kind = RotationKind::kDefrag;
   } else {
-    return bad("\"kind\" is neither \"certs\" nor \"ca\"");
+    return bad("\"kind\" is none of \"certs\", \"ca\", \"restart\" and \"defrag\"");
   }
   if (file.step() == "trust-both") {
     out.step = RotationStep::kTrustBoth;
@@ -83,11 +113,25 @@ Result<RotationJournal> parseRotationJournal(std::string_view text, std::string_
     out.step = RotationStep::kReissue;
   } else if (file.step() == "trust-new") {
     out.step = RotationStep::kTrustNew;
+  } else if (file.step() == "restart") {
+    out.step = RotationStep::kRestart;
+  } else if (file.step() == "defrag") {
+    out.step = RotationStep::kDefrag;
   } else {
-    return bad("\"step\" is not trust-both, reissue or trust-new");
+    return bad("\"step\" is not trust-both, reissue, trust-new, restart or defrag");
   }
   if (out.kind == RotationKind::kCerts && out.step != RotationStep::kReissue) {
     return bad("a certificate rotation has only the step \"reissue\"");
+  }
+  if (out.kind == RotationKind::kRestart && out.step != RotationStep::kRestart) {
+    return bad("a rolling restart has only the step \"restart\"");
+  }
+  if (out.kind == RotationKind::kDefrag && out.step != RotationStep::kDefrag) {
+    return bad("a rolling defrag has only the step \"defrag\"");
+  }
+  if (out.kind == RotationKind::kCa && out.step != RotationStep::kTrustBoth &&
+      out.step != RotationStep::kReissue && out.step != RotationStep::kTrustNew) {
+    return bad("a CA rotation's step is trust-both, reissue or trust-new");
   }
   if (!parseRfc3339(file.started_at())) {
     return bad("\"started_at\" is not an RFC 3339 UTC time (2026-01-31T12:00:00Z)");
@@ -101,6 +145,7 @@ Result<RotationJournal> parseRotationJournal(std::string_view text, std::string_
   if (out.kind == RotationKind::kCa && !out.new_ca.starts_with("sha256:")) {
     return bad("a CA rotation names no \"new_ca\" (sha256:...)");
   }
+  out.current = file.current();
   return out;
 }
 
@@ -112,6 +157,7 @@ std::string renderRotationJournal(const RotationJournal& journal) {
   file.set_started_at(journal.started_at);
   for (const auto& m : journal.done) file.add_done(m);
   file.set_new_ca(journal.new_ca);
+  file.set_current(journal.current);
   return renderStateJson(file);
 }
 
@@ -147,10 +193,36 @@ Result<void> removeRotationJournal(const std::string& path) {
 std::string describeRotation(const RotationJournal& journal) {
   std::string done;
   for (const auto& m : journal.done) done += (done.empty() ? "" : ", ") + m;
-  return std::string(journal.kind == RotationKind::kCa ? "a CA rotation"
-                                                       : "a certificate rotation") +
-         " (step " + std::string(rotationStepName(journal.step)) + ", started " +
-         journal.started_at + "; done: " + (done.empty() ? "none yet" : done) + ")";
+  std::string what;
+  switch (journal.kind) {
+    case RotationKind::kCerts: what = "a certificate rotation ("; break;
+    case RotationKind::kCa: what = "a CA rotation ("; break;
+    case RotationKind::kRestart: what = "a rolling restart ("; break;
+    case RotationKind::kDefrag: what = "a rolling defrag ("; break;
+  }
+  if (journal.kind == RotationKind::kCerts || journal.kind == RotationKind::kCa) {
+    what += "step " + std::string(rotationStepName(journal.step)) + ", ";
+  }
+  return what + "started " + journal.started_at + "; done: " + (done.empty() ? "none yet" : done) +
+         (journal.current.empty() || journal.isDone(journal.current)
+              ? ""
+              : "; begun: " + journal.current) +
+         ")";
+}
+
+Result<void> refuseWhileInProgress(const std::string& path,
+                                   std::initializer_list<RotationKind> mine,
+                                   const std::string& what) {
+  auto loaded = loadRotationJournal(path);
+  if (!loaded) return fail(loaded.error());
+  if (!*loaded) return {};
+  for (RotationKind kind : mine) {
+    if ((*loaded)->kind == kind) return {};
+  }
+  return fail(Errc::kFailedPrecondition,
+              what + " is refused: " + describeRotation(**loaded) + " is in progress (" + path +
+                  "), and one member-by-member flow runs at a time; finish it first with `" +
+                  std::string(resumeCommand((*loaded)->kind)) + "`");
 }
 
 }  // namespace etcdagent::fleet

@@ -21,6 +21,7 @@
 #include "tests/support/agent_harness.hpp"
 #include "tests/support/etcd_cluster.hpp"
 #include "tests/support/files.hpp"
+#include "tests/support/writer.hpp"
 
 namespace etcdagent::testing {
 namespace {
@@ -54,64 +55,6 @@ Served servedAt(const std::string& address, const std::string& ca, const std::st
   auto pub = run({"openssl", "x509", "-noout", "-pubkey"}, {.input = pem});
   return {serial.out, pub.out};
 }
-
-// A bounded write loop: a put per process (so a TLS handshake per write) to every endpoint until
-// stopped, at most 4000 writes or 5 minutes. Each failed attempt is recorded; with `retries`, a
-// write that failed is sent again (the same key and value: a retry cannot make two writes of
-// one) up to that many times, as a client that retries would.
-class Writer {
- public:
-  explicit Writer(std::function<RunResult(int)> put, int retries = 0)
-      : put_(std::move(put)), retries_(retries), thread_([this] { loop(); }) {}
-  ~Writer() { stop(); }
-
-  void stop() {
-    stop_ = true;
-    if (thread_.joinable()) thread_.join();
-  }
-  [[nodiscard]] int acknowledged() const { return acknowledged_.load(); }
-  // Every failed attempt.
-  [[nodiscard]] std::vector<std::string> failures() {
-    std::lock_guard lock(mu_);
-    return failures_;
-  }
-  // Writes that were never acknowledged, retries and all.
-  [[nodiscard]] int lost() const { return lost_.load(); }
-
- private:
-  void loop() {
-    const auto deadline = std::chrono::steady_clock::now() + 5min;
-    for (int i = 0; i < 4000 && !stop_ && std::chrono::steady_clock::now() < deadline; ++i) {
-      bool done = false;
-      for (int attempt = 0; attempt <= retries_ && !done; ++attempt) {
-        auto r = put_(i);
-        done = r.exit_code == 0;
-        if (!done) {
-          std::lock_guard lock(mu_);
-          failures_.push_back("write " + std::to_string(i) + " (attempt " +
-                              std::to_string(attempt + 1) + "): exit " +
-                              std::to_string(r.exit_code) + ": " + r.err);
-        }
-      }
-      if (done) {
-        ++acknowledged_;
-      } else {
-        ++lost_;
-        // The next write takes the next number: the acknowledged ones stay 0..acknowledged-1
-        // only without losses, which the tests assert.
-      }
-    }
-  }
-
-  std::function<RunResult(int)> put_;
-  int retries_ = 0;
-  std::atomic<bool> stop_{false};
-  std::atomic<int> acknowledged_{0};
-  std::atomic<int> lost_{0};
-  std::mutex mu_;
-  std::vector<std::string> failures_;
-  std::thread thread_;
-};
 
 // "rotate/c-00042": the writer's letter and the write's number.
 std::string keyOf(char writer, int i) {

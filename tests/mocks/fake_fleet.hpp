@@ -62,6 +62,14 @@ struct FakeHost {
   // Its scheduled snapshots (newest first) and the bytes FetchSnapshot sends for any of them.
   std::vector<v1::SnapshotRecord> snapshots;
   std::string snapshot_bytes = "snapshot";
+  // Its etcd process (a new PID at every start) and database, as Maintenance.Status reports it;
+  // Defragment shrinks the file to what is in use. `defrags` counts them, `defragged_as_leader`
+  // those it served while it led.
+  int etcd_pid = 0;
+  std::int64_t db_size = 40'000'000;
+  std::int64_t db_size_in_use = 10'000'000;
+  int defrags = 0;
+  int defragged_as_leader = 0;
 
   // TLS once its plan is (Plan.tls), or when the test says so: what etcd serves and advertises.
   [[nodiscard]] std::string scheme() const {
@@ -228,6 +236,7 @@ class FakeFleet {
     s.add_client_urls(h.clientUrl());
     s.add_peer_urls(h.peerUrl());
     s.set_last_error(h.last_error);
+    if (h.started) s.set_etcd_pid(h.etcd_pid);
     const Member* m = member(h.member_id);
     const bool healthy = h.started && !h.never_healthy && m != nullptr;
     s.set_healthy(healthy);
@@ -276,6 +285,7 @@ class FakeFleet {
           h.member_id = m.id;
           h.started = true;
           h.started_once = true;
+          h.etcd_pid = next_pid_++;
         }
       }
       return;
@@ -307,6 +317,7 @@ class FakeFleet {
         members_.push_back({p->member_id, p->member_name, p->peerUrl(), p->clientUrl(), false});
         p->started = true;
         p->started_once = true;
+        p->etcd_pid = next_pid_++;
       }
     }
   }
@@ -326,6 +337,7 @@ class FakeFleet {
   std::vector<std::unique_ptr<FakeHost>> hosts_;
   std::vector<Member> members_;
   std::uint64_t next_id_ = 0x1000;
+  int next_pid_ = 4000;
   FakeAuthStore auth_;
 
  private:
@@ -382,8 +394,17 @@ class FakeAgent final : public fleet::AgentApi {
     });
   }
 
+  // etcd stops gracefully (SIGTERM): a leader hands leadership to another voter that is up first.
   Result<v1::AgentStatus> stopMember() const override {
     return with("stopMember", [&](FakeHost& h) -> Result<v1::AgentStatus> {
+      if (h.started && fleet_.leaderLocked() == h.member_id) {
+        for (const auto& m : fleet_.members_) {
+          if (m.id != h.member_id && !m.learner && fleet_.memberUp(m)) {
+            fleet_.leader = m.id;
+            break;
+          }
+        }
+      }
       h.started = false;
       h.stopped = h.plan.has_value();  // an agent without a plan has nothing to stop
       return fleet_.statusLocked(h);
@@ -398,6 +419,7 @@ class FakeAgent final : public fleet::AgentApi {
                         "plan)");
       }
       h.stopped = false;
+      if (!h.started) h.etcd_pid = fleet_.next_pid_++;
       h.started = true;
       return fleet_.statusLocked(h);
     });
@@ -834,6 +856,65 @@ class FakeAuth final : public fleet::AuthApi {
   FakeFleet& fleet_;
 };
 
+// One member's etcd at its client URL (calls recorded as "<url> defragment", ...): Status from its
+// host, Defragment shrinks its database to what is in use, MoveLeader only on the leader and only
+// to a voter that is up.
+class FakeMemberMaintenance final : public fleet::MemberMaintenance {
+ public:
+  FakeMemberMaintenance(FakeFleet& fleet, std::string client_url)
+      : fleet_(fleet), url_(std::move(client_url)) {}
+
+  Result<fleet::MemberStatus> status() override {
+    return with("etcdStatus", [&](FakeHost& h) -> Result<fleet::MemberStatus> {
+      const auto* m = fleet_.member(h.member_id);
+      return fleet::MemberStatus{.id = h.member_id,
+                                 .leader = fleet_.leaderLocked(),
+                                 .db_size = h.db_size,
+                                 .db_size_in_use = h.db_size_in_use,
+                                 .raft_index = 100,
+                                 .is_learner = m != nullptr && m->learner};
+    });
+  }
+  Result<void> defragment(Duration) override {
+    return with("defragment", [&](FakeHost& h) -> Result<void> {
+      h.db_size = h.db_size_in_use;
+      ++h.defrags;
+      if (fleet_.leaderLocked() == h.member_id) ++h.defragged_as_leader;
+      return {};
+    });
+  }
+  Result<void> moveLeader(std::uint64_t transferee, Duration) override {
+    return with("moveLeader", [&](FakeHost& h) -> Result<void> {
+      if (fleet_.leaderLocked() != h.member_id) {
+        return fail(Errc::kFailedPrecondition, "etcdserver: not leader");
+      }
+      const auto* to = fleet_.member(transferee);
+      if (to == nullptr || to->learner || !fleet_.memberUp(*to)) {
+        return fail(Errc::kFailedPrecondition, "etcdserver: bad leader transferee");
+      }
+      fleet_.leader = transferee;
+      return {};
+    });
+  }
+
+ private:
+  template <class Fn>
+  auto with(const std::string& call, Fn fn) -> decltype(fn(std::declval<FakeHost&>())) {
+    if (auto e = fleet_.enter(url_, call)) return std::unexpected(*e);
+    std::lock_guard lock(fleet_.mu());
+    for (auto& h : fleet_.hosts_) {
+      if (h->clientUrl() != url_) continue;
+      const auto* m = fleet_.member(h->member_id);
+      if (m == nullptr || !fleet_.memberUp(*m)) break;
+      return fn(*h);
+    }
+    return fail(Errc::kUnavailable, "etcd at " + url_ + ": connection refused");
+  }
+
+  FakeFleet& fleet_;
+  std::string url_;
+};
+
 class FakeEtcd final : public fleet::EtcdDialer {
  public:
   explicit FakeEtcd(FakeFleet& fleet) : fleet_(fleet) {}
@@ -844,6 +925,11 @@ class FakeEtcd final : public fleet::EtcdDialer {
   }
   Result<std::unique_ptr<fleet::MemberProbe>> member(const std::string& client_url) override {
     return std::make_unique<FakeMemberProbe>(fleet_, client_url);
+  }
+  Result<std::unique_ptr<fleet::MemberMaintenance>> maintenance(const std::string& client_url,
+                                                                Duration) override {
+    if (auto e = fleet_.enter(client_url, "dialMaintenance")) return std::unexpected(*e);
+    return std::make_unique<FakeMemberMaintenance>(fleet_, client_url);
   }
   Result<std::unique_ptr<fleet::AuthApi>> auth(const std::vector<std::string>&) override {
     if (auto e = fleet_.enter("etcd", "dial")) return std::unexpected(*e);

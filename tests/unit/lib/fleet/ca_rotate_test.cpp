@@ -77,14 +77,17 @@ TEST_F(RotateCa, TrustsBothThenReissuesThenTrustsTheNewCaAloneWithARestartPerTru
   ASSERT_EQ(now.trust.size(), 1U) << "the old CA is still in ca.crt";
   EXPECT_TRUE(tls::verifyCertificate(now.ca.cert, now.fleet_cert, tls::Purpose::kClient,
                                      std::chrono::system_clock::now()));
-  // Each step went followers first, the leader (m1) last.
-  const std::vector<std::string> order{"127.0.0.12:2378", "127.0.0.13:2378", "127.0.0.11:2378"};
-  auto twice = order;
-  twice.insert(twice.end(), order.begin(), order.end());
-  EXPECT_EQ(callers("installTrust"), twice);
-  EXPECT_EQ(callers("installCertificates"), order);
-  EXPECT_EQ(callers("stopMember"), twice);
-  EXPECT_EQ(callers("startMember"), twice);
+  // Each step went followers first and the leader of the moment last: m1 for the first trust
+  // step; its etcd handed the leadership to m2 as it stopped (a graceful stop), so m2 went last
+  // in the re-issue and in the second trust step.
+  const std::vector<std::string> m1_leads{"127.0.0.12:2378", "127.0.0.13:2378", "127.0.0.11:2378"};
+  const std::vector<std::string> m2_leads{"127.0.0.11:2378", "127.0.0.13:2378", "127.0.0.12:2378"};
+  auto trust_steps = m1_leads;
+  trust_steps.insert(trust_steps.end(), m2_leads.begin(), m2_leads.end());
+  EXPECT_EQ(callers("installTrust"), trust_steps);
+  EXPECT_EQ(callers("installCertificates"), m2_leads);
+  EXPECT_EQ(callers("stopMember"), trust_steps);
+  EXPECT_EQ(callers("startMember"), trust_steps);
   for (auto* h : hosts) {
     // Every member ends trusting the new CA alone, with certificates of it.
     EXPECT_EQ(h->trust_pem, now.ca.cert.pem()) << h->member_name;
@@ -186,6 +189,24 @@ TEST_F(RotateCa, IsRefusedWhileACertificateRotationIsUnfinished) {
             std::string::npos)
       << r.error().message;
   EXPECT_EQ(pki().trust.size(), 1U);
+}
+
+TEST_F(RotateCa, IsRefusedWhileARollingDefragIsInProgressBeforeANewCaIsMade) {
+  ASSERT_TRUE(fleet::saveRotationJournal(fleet::rollingJournalPath(w.inventoryPath()),
+                                         {.kind = fleet::RotationKind::kDefrag,
+                                          .step = fleet::RotationStep::kDefrag,
+                                          .started_at = "2026-01-31T12:00:00Z",
+                                          .done = {}}));
+  auto r = rotate();
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, Errc::kFailedPrecondition);
+  EXPECT_NE(r.error().message.find("ca rotate is refused: a rolling defrag (started "),
+            std::string::npos)
+      << r.error().message;
+  EXPECT_NE(r.error().message.find("finish it first with `etcd-fleet defrag --rolling`"),
+            std::string::npos);
+  EXPECT_EQ(pki().trust.size(), 1U);
+  EXPECT_EQ(w.fleet.count("installTrust"), 0U);
 }
 
 }  // namespace

@@ -170,5 +170,26 @@ TEST_F(RotateCerts, IsRefusedWhileACaRotationIsInProgress) {
   EXPECT_TRUE(prepared().empty());
 }
 
+TEST_F(RotateCerts, IsRefusedWhileARollingRestartIsInProgress) {
+  const std::string rolling = fleet::rollingJournalPath(w.inventoryPath());
+  ASSERT_TRUE(fleet::saveRotationJournal(rolling, {.kind = fleet::RotationKind::kRestart,
+                                                   .step = fleet::RotationStep::kRestart,
+                                                   .started_at = "2026-01-31T12:00:00Z",
+                                                   .done = {"m2"}}));
+  auto r = rotate();
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, Errc::kFailedPrecondition);
+  EXPECT_NE(r.error().message.find("certs rotate is refused: a rolling restart (started "
+                                   "2026-01-31T12:00:00Z; done: m2) is in progress"),
+            std::string::npos)
+      << r.error().message;
+  EXPECT_NE(r.error().message.find("finish it first with `etcd-fleet rolling-restart`"),
+            std::string::npos);
+  EXPECT_TRUE(prepared().empty());
+  auto none = fleet::loadRotationJournal(journalPath());
+  ASSERT_TRUE(none);
+  EXPECT_FALSE(*none) << "the refused rotation wrote no journal";
+}
+
 }  // namespace
 }  // namespace etcdagent::testing

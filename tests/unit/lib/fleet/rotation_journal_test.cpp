@@ -1,4 +1,5 @@
-// pki/rotation.json: what a rotation in progress records, and the refusal of a damaged file.
+// pki/rotation.json and rolling.json: what a rotation, rolling restart or defrag in progress
+// records, the refusal of a damaged file, and of one flow while another is in progress.
 
 #include "fleet/rotation_journal.hpp"
 
@@ -59,6 +60,67 @@ TEST(RotationJournal, ADamagedFileIsRefusedWithWhatToDo) {
   auto time = parseRotationJournal(
       R"({"version": 1, "kind": "certs", "step": "reissue", "started_at": "yesterday"})", "j");
   ASSERT_FALSE(time);
+}
+
+TEST(RotationJournal, ARollingRestartOrDefragLivesInItsOwnFileBesideTheInventory) {
+  EXPECT_EQ(rollingJournalPath("/home/op/.config/etcd-fleet/fleet.toml"),
+            "/home/op/.config/etcd-fleet/rolling.json");
+  EXPECT_EQ(rollingJournalPath("fleet.toml"), "./rolling.json");
+  testing::UnitTempDir dir;
+  const std::string path = rollingJournalPath(dir.path() + "/fleet.toml");
+  RotationJournal j{.kind = RotationKind::kRestart,
+                    .step = RotationStep::kRestart,
+                    .started_at = "2026-01-31T12:00:00Z",
+                    .done = {"m2"},
+                    .current = "m3"};
+  ASSERT_TRUE(saveRotationJournal(path, j));
+  auto back = loadRotationJournal(path);
+  ASSERT_TRUE(back && *back) << (back ? "" : back.error().message);
+  EXPECT_EQ((*back)->kind, RotationKind::kRestart);
+  EXPECT_EQ((*back)->step, RotationStep::kRestart);
+  EXPECT_EQ((*back)->current, "m3");
+  EXPECT_EQ(describeRotation(**back),
+            "a rolling restart (started 2026-01-31T12:00:00Z; done: m2; begun: m3)");
+  EXPECT_EQ(resumeCommand(RotationKind::kDefrag), "etcd-fleet defrag --rolling");
+  j.advance(RotationStep::kRestart);
+  EXPECT_TRUE(j.current.empty());
+
+  auto wrong = parseRotationJournal(
+      R"({"version": 1, "kind": "defrag", "step": "restart", "started_at": "2026-01-31T12:00:00Z"})",
+      "/p/rolling.json");
+  ASSERT_FALSE(wrong);
+  EXPECT_NE(wrong.error().message.find("a rolling defrag has only the step \"defrag\""),
+            std::string::npos)
+      << wrong.error().message;
+  EXPECT_NE(wrong.error().message.find("if no rolling restart or defrag is in progress, remove "
+                                       "/p/rolling.json"),
+            std::string::npos)
+      << wrong.error().message;
+  auto ca = parseRotationJournal(
+      R"({"version": 1, "kind": "ca", "step": "defrag", "started_at": "2026-01-31T12:00:00Z",
+          "new_ca": "sha256:00"})",
+      "j");
+  ASSERT_FALSE(ca);
+}
+
+TEST(RotationJournal, OneFlowIsRefusedWhileAnotherIsInProgressAndGoesOnWithItsOwn) {
+  testing::UnitTempDir dir;
+  const std::string path = rollingJournalPath(dir.path() + "/fleet.toml");
+  ASSERT_TRUE(refuseWhileInProgress(path, {}, "ca rotate")) << "no journal: nothing to refuse";
+  ASSERT_TRUE(saveRotationJournal(path, {.kind = RotationKind::kDefrag,
+                                         .step = RotationStep::kDefrag,
+                                         .started_at = "2026-01-31T12:00:00Z",
+                                         .done = {}}));
+  EXPECT_TRUE(refuseWhileInProgress(path, {RotationKind::kDefrag}, "defrag --rolling"));
+  auto refused = refuseWhileInProgress(path, {RotationKind::kRestart}, "rolling-restart");
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code, Errc::kFailedPrecondition);
+  EXPECT_EQ(refused.error().message,
+            "rolling-restart is refused: a rolling defrag (started 2026-01-31T12:00:00Z; done: "
+            "none yet) is in progress (" +
+                path +
+                "), and one member-by-member flow runs at a time; finish it first with "
+                "`etcd-fleet defrag --rolling`");
 }
 
 }  // namespace

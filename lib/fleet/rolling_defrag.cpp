@@ -1,0 +1,192 @@
+#include "fleet/rolling_defrag.hpp"
+
+#include <map>
+#include <optional>
+
+#include "common/duration.hpp"
+#include "common/encoding.hpp"
+#include "fleet/rolling.hpp"
+#include "fleet/rotation_journal.hpp"
+#include "membership/membership.hpp"
+#include "tls/fleet_pki.hpp"
+
+namespace etcdagent::fleet {
+namespace {
+
+std::string bytes(std::int64_t n) {
+  return humanizeBytes(static_cast<std::uint64_t>(n));
+}
+
+// A voter that can take the leadership.
+struct Transferee {
+  std::string name;
+  std::uint64_t id = 0;
+};
+
+class RollingDefrag {
+ public:
+  RollingDefrag(const Env& env, const RollingDefragRequest& request)
+      : env_(env), request_(request) {}
+
+  // One member's turn: its sizes, the leadership moved away when it leads, the defragmentation,
+  // its sizes after.
+  Result<std::string> step(const InventoryMember& member, const AgentApi& agent) {
+    auto status = agent.status();
+    if (!status) return fail(status.error());
+    const std::string url =
+        status->client_urls().empty() ? member.client_url : status->client_urls(0);
+    if (url.empty()) {
+      return fail(Errc::kFailedPrecondition,
+                  "neither its agent nor the fleet inventory names its client URL");
+    }
+    auto etcd = env_.etcd.maintenance(url, request_.call_timeout);
+    if (!etcd) return fail(etcd.error().context("etcd at " + url));
+    auto before = (*etcd)->status();
+    if (!before) return fail(before.error().context("etcd at " + url + ": status"));
+    DefragMemberReport& report = reports_[member.name];
+    report = {.name = member.name,
+              .address = member.agent,
+              .before = {before->db_size, before->db_size_in_use}};
+    std::string moved;
+    if (before->leader == before->id && before->id != 0) {
+      auto to = moveLeadership(member, **etcd, before->id);
+      if (!to) return fail(to.error());
+      report.leader_moved_to = *to;
+      if (!to->empty()) moved = "leadership moved to " + *to + "; ";
+    }
+    env_.progress.step("  " + member.name + ": defragmenting (db size " + bytes(before->db_size) +
+                       ", " + bytes(before->db_size_in_use) + " in use)");
+    if (auto done = (*etcd)->defragment(request_.defrag_timeout); !done) {
+      return fail(done.error().context("etcd at " + url + ": defragment"));
+    }
+    auto after = (*etcd)->status();
+    if (!after) return fail(after.error().context("etcd at " + url + ": status after defragment"));
+    report.after = {after->db_size, after->db_size_in_use};
+    return moved + describeDefrag(report.before, report.after);
+  }
+
+  // What each member's step found, by name.
+  [[nodiscard]] const std::map<std::string, DefragMemberReport>& reports() const {
+    return reports_;
+  }
+
+ private:
+  // Hands the leadership of `member` (which leads, as `self`) to the first healthy voter of the
+  // inventory, and checks that it no longer leads. Answers the new leader's name; "" when there
+  // is no other voter at all (a cluster of one voter: nobody to hand it to).
+  Result<std::string> moveLeadership(const InventoryMember& member, MemberMaintenance& etcd,
+                                     std::uint64_t self) {
+    auto to = transferee(member);
+    if (!to) return fail(to.error());
+    if (!*to) {
+      env_.progress.warning("member " + member.name +
+                            " leads and no other voter can take the leadership: it is "
+                            "defragmented as the leader, and writes wait while it is");
+      return std::string();
+    }
+    env_.progress.step("  " + member.name + ": moving the leadership to " + (*to)->name + " (" +
+                       membership::hexId((*to)->id) + ") before its defragmentation");
+    if (auto moved = etcd.moveLeader((*to)->id, request_.defrag_timeout); !moved) {
+      return fail(moved.error().context("moving the leadership to " + (*to)->name));
+    }
+    auto now = etcd.status();
+    if (!now) return fail(now.error().context("status after moving the leadership"));
+    if (now->leader == self) {
+      return fail(Errc::kFailedPrecondition,
+                  "it still leads after handing the leadership to " + (*to)->name +
+                      ": not defragmented (a leader that defragments holds up every write)");
+    }
+    return (*to)->name;
+  }
+
+  // The first voter of the inventory other than `member` whose agent reports it healthy; nullopt
+  // when no other member is a voter.
+  Result<std::optional<Transferee>> transferee(const InventoryMember& member) const {
+    bool other_voters = false;
+    std::string why;
+    for (const auto& m : request_.inventory.members) {
+      if (m.name == member.name) continue;
+      auto agent = env_.agents.dial(m.agent, request_.call_timeout);
+      if (!agent) return fail(agent.error());
+      auto s = (*agent)->status();
+      if (!s) {
+        why += (why.empty() ? "" : "; ") + m.name + ": " + s.error().message;
+        other_voters = true;  // it may be one
+        continue;
+      }
+      if (s->phase() == v1::MEMBER_PHASE_LEARNER) continue;
+      other_voters = true;
+      if (s->phase() == v1::MEMBER_PHASE_RUNNING && s->healthy() && s->member_id() != 0) {
+        return std::optional<Transferee>(Transferee{m.name, s->member_id()});
+      }
+      why += (why.empty() ? "" : "; ") + m.name + " is " + memberPhaseName(s->phase());
+    }
+    if (!other_voters) return std::optional<Transferee>();
+    return fail(Errc::kFailedPrecondition, "no other voter is healthy to take the leadership (" +
+                                               why +
+                                               "): the leader is not defragmented while it leads");
+  }
+
+  const Env& env_;
+  const RollingDefragRequest& request_;
+  std::map<std::string, DefragMemberReport> reports_;
+};
+
+}  // namespace
+
+std::string describeDefrag(const DbSizes& before, const DbSizes& after) {
+  return "db size " + bytes(before.size) + " -> " + bytes(after.size) + " (" +
+         bytes(before.in_use) + " in use before)";
+}
+
+Result<RollingDefragReport> rollingDefrag(const Env& env, const RollingDefragRequest& request) {
+  const std::string path = rollingJournalPath(request.inventory.path);
+  const std::string what = "defrag --rolling";
+  if (auto r = refuseWhileInProgress(
+          rotationJournalPath(tls::fleetPkiPaths(request.inventory.path).dir), {}, what);
+      !r) {
+    return fail(r.error());
+  }
+  if (auto r = refuseWhileInProgress(path, {RotationKind::kDefrag}, what); !r) {
+    return fail(r.error());
+  }
+  auto loaded = loadRotationJournal(path);
+  if (!loaded) return fail(loaded.error());
+  RollingDefragReport report;
+  RotationJournal journal;
+  if (*loaded) {
+    journal = **loaded;
+    report.resumed = true;
+    env.progress.step("resuming " + describeRotation(journal));
+  } else {
+    journal = {.kind = RotationKind::kDefrag,
+               .step = RotationStep::kDefrag,
+               .started_at = formatRfc3339(std::chrono::system_clock::now()),
+               .done = {}};
+    if (auto saved = saveRotationJournal(path, journal); !saved) return fail(saved.error());
+  }
+  const RollingRequest rolling{.inventory = &request.inventory,
+                               .journal_path = path,
+                               .resume_command = std::string(resumeCommand(journal.kind)),
+                               .call_timeout = request.call_timeout,
+                               .health_timeout = request.health_timeout};
+  RollingDefrag flow(env, request);
+  auto members = rollThroughMembers(env, rolling, journal, "defragment",
+                                    [&flow](const InventoryMember& member, const AgentApi& agent) {
+                                      return flow.step(member, agent);
+                                    });
+  if (!members) return fail(members.error());
+  for (const auto& m : *members) {
+    auto it = flow.reports().find(m.name);
+    if (m.skipped || it == flow.reports().end()) {
+      report.members.push_back({.name = m.name, .address = m.address, .skipped = true});
+      continue;
+    }
+    report.members.push_back(it->second);
+    report.members.back().was_leader = m.was_leader;
+  }
+  if (auto removed = removeRotationJournal(path); !removed) return fail(removed.error());
+  return report;
+}
+
+}  // namespace etcdagent::fleet

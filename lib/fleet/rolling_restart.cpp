@@ -1,0 +1,78 @@
+#include "fleet/rolling_restart.hpp"
+
+#include "common/duration.hpp"
+#include "fleet/rotation_journal.hpp"
+#include "tls/fleet_pki.hpp"
+
+namespace etcdagent::fleet {
+namespace {
+
+// One member's restart: StopMember, then StartMember (rolling.hpp waits until it is healthy).
+Result<std::string> restartMember(const AgentApi& agent) {
+  auto before = agent.status();
+  if (!before) return fail(before.error());
+  auto stopped = agent.stopMember();
+  if (!stopped) return fail(stopped.error().context("stopping its etcd"));
+  if (stopped->phase() != v1::MEMBER_PHASE_STOPPED) {
+    return fail(Errc::kFailedPrecondition,
+                "agent " + agent.address() + " answered the stop, but its member is " +
+                    memberPhaseName(stopped->phase()) + " (" + stopped->status_line() + ")");
+  }
+  auto started = agent.startMember();
+  if (!started) {
+    return fail(started.error().code,
+                "starting its etcd again: " + started.error().message +
+                    " (its etcd is stopped now; the next run starts it first)");
+  }
+  std::string pids;
+  if (before->etcd_pid() != 0 && started->etcd_pid() != 0) {
+    pids = " (pid " + std::to_string(before->etcd_pid()) + " -> " +
+           std::to_string(started->etcd_pid()) + ")";
+  }
+  return "etcd restarted" + pids + ", healthy again";
+}
+
+}  // namespace
+
+Result<RollingRestartReport> rollingRestart(const Env& env, const RollingRestartRequest& request) {
+  const std::string path = rollingJournalPath(request.inventory.path);
+  const std::string what = "rolling-restart";
+  if (auto r = refuseWhileInProgress(
+          rotationJournalPath(tls::fleetPkiPaths(request.inventory.path).dir), {}, what);
+      !r) {
+    return fail(r.error());
+  }
+  if (auto r = refuseWhileInProgress(path, {RotationKind::kRestart}, what); !r) {
+    return fail(r.error());
+  }
+  auto loaded = loadRotationJournal(path);
+  if (!loaded) return fail(loaded.error());
+  RollingRestartReport report;
+  RotationJournal journal;
+  if (*loaded) {
+    journal = **loaded;
+    report.resumed = true;
+    env.progress.step("resuming " + describeRotation(journal));
+  } else {
+    journal = {.kind = RotationKind::kRestart,
+               .step = RotationStep::kRestart,
+               .started_at = formatRfc3339(std::chrono::system_clock::now()),
+               .done = {}};
+    if (auto saved = saveRotationJournal(path, journal); !saved) return fail(saved.error());
+  }
+  const RollingRequest rolling{.inventory = &request.inventory,
+                               .journal_path = path,
+                               .resume_command = std::string(resumeCommand(journal.kind)),
+                               .call_timeout = request.call_timeout,
+                               .health_timeout = request.health_timeout,
+                               .start_stopped_current = true};
+  auto members = rollThroughMembers(
+      env, rolling, journal, "restart",
+      [](const InventoryMember&, const AgentApi& agent) { return restartMember(agent); });
+  if (!members) return fail(members.error());
+  report.members = std::move(*members);
+  if (auto removed = removeRotationJournal(path); !removed) return fail(removed.error());
+  return report;
+}
+
+}  // namespace etcdagent::fleet
