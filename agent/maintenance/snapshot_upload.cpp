@@ -44,7 +44,9 @@ SnapshotUploader::SnapshotUploader(UploadSettings settings, Seams seams)
 SnapshotUploader::~SnapshotUploader() {
   deadline_->cancel();
   retry_timer_->cancel();
-  running_.reset();  // its handle kills a command that still runs
+  // A command that still runs is killed: nobody waits for its copy any more.
+  if (running_ && running_->process) running_->process->signal(SIGKILL);
+  running_.reset();
 }
 
 void SnapshotUploader::offer(const std::string& dir, const v1::SnapshotRecord& record) {
@@ -97,9 +99,17 @@ void SnapshotUploader::start() {
   running_ = std::make_unique<Running>();
   running_->item = std::move(item);
   running_->started = seams_.clock.now();
+  // The child's handlers may outlive this uploader (its output and exit are read on the loop):
+  // they do nothing once it is gone.
+  std::weak_ptr<int> alive = alive_;
   auto process = seams_.launcher.spawn(
-      spec, [this](const std::string& line) { running_->output.add(line); },
-      [this](ExitStatus status) { finished(status); });
+      spec,
+      [this, alive](const std::string& line) {
+        if (!alive.expired()) running_->output.add(line);
+      },
+      [this, alive](ExitStatus status) {
+        if (!alive.expired()) finished(status);
+      });
   if (!process) {
     running_->output.add("cannot start " + spec.argv.front() + ": " + process.error().message);
     finished(ExitStatus{.code = 127, .signal = 0});

@@ -84,6 +84,7 @@ class SnapshotUploader {
   v1::UploadReport report_;
   std::function<void()> on_change_;
   std::function<void(int, const std::string&)> on_note_;
+  std::shared_ptr<int> alive_ = std::make_shared<int>(0);  // the children's handlers check it
 };
 
 }  // namespace etcdagent::agent

@@ -169,6 +169,27 @@ TEST_F(Upload, AProgramThatCannotStartIsAFailureToRetry) {
   EXPECT_TRUE(uploader_.running());
 }
 
+TEST(UploadLifetime, AnUploaderThatGoesKillsItsCommandAndIgnoresItsEnd) {
+  testing::FakeLauncher launcher;
+  testing::ManualClock clock;
+  v1::SnapshotRecord r;
+  r.set_name("m1-1.db");
+  r.set_verified(true);
+  {
+    SnapshotUploader uploader(
+        {.command = *parseUploadCommand("/usr/bin/rclone copyto {file} r:{name}"), .timeout = 60s},
+        {.launcher = launcher,
+         .clock = clock,
+         .wall = [] { return std::chrono::system_clock::now(); },
+         .mark = {}});
+    uploader.offer("/snap/prod", r);
+    ASSERT_TRUE(launcher.running());
+  }
+  EXPECT_EQ(launcher.last().signals, std::vector<int>{SIGKILL});
+  launcher.line("Transferred: 1 / 1");  // the loop still reads the child: nothing is touched
+  launcher.exit({.code = -1, .signal = SIGKILL});
+}
+
 TEST_F(Upload, ReloadWithoutACommandDropsWhatWaits) {
   uploader_.offer("/snap/prod", snapshot("m1-1.db"));
   launcher_.exit({.code = 1});
