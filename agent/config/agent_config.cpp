@@ -8,6 +8,7 @@
 #include <cstdlib>
 
 #include "agent/config/listen_address.hpp"
+#include "agent/maintenance/defrag_policy.hpp"
 #include "common/duration.hpp"
 #include "common/file_util.hpp"
 #include "common/toml_reader.hpp"
@@ -15,8 +16,8 @@
 namespace etcdagent::agent {
 namespace {
 
-constexpr std::array<std::string_view, 7> kSections = {"member",    "cluster", "agent",   "etcd",
-                                                       "bootstrap", "enroll",  "snapshot"};
+constexpr std::array<std::string_view, 9> kSections = {
+    "member", "cluster", "agent", "etcd", "bootstrap", "enroll", "snapshot", "nospace", "defrag"};
 
 KeyPosition positionOf(const toml::node& n) {
   return {n.source().begin.line, n.source().begin.column};
@@ -50,7 +51,7 @@ void checkSections(const toml::table& root, TomlChecker& check) {
     }
     check.error(k.source(), k.str(),
                 "unknown section or key (known sections: [member], [cluster], [agent], [etcd], "
-                "[bootstrap], [enroll], [snapshot])");
+                "[bootstrap], [enroll], [snapshot], [nospace], [defrag])");
   }
 }
 
@@ -102,6 +103,47 @@ void readEtcd(TomlChecker& check, const toml::table& root, EtcdSection& e) {
                     std::to_string(quota));
   }
   e.quota_backend_bytes = static_cast<std::uint64_t>(std::clamp<std::int64_t>(quota, 1, kMaxQuota));
+}
+
+// [nospace]: recover, disarm_below_percent.
+void readNospace(TomlChecker& check, const toml::table& root, NospaceSection& out) {
+  TomlSection nospace(check, tableOf(root, "nospace"), "nospace");
+  nospace.boolean("recover", out.recover);
+  std::int64_t percent = out.disarm_below_percent;
+  nospace.integer("disarm_below_percent", percent);
+  nospace.rejectUnknown();
+  if (percent < 10 || percent > 95) {
+    check.error(nospace.at("disarm_below_percent"), "nospace.disarm_below_percent",
+                "expected a percentage of etcd.quota_backend_bytes, 10..95, got " +
+                    std::to_string(percent));
+  }
+  out.disarm_below_percent = static_cast<unsigned>(std::clamp<std::int64_t>(percent, 10, 95));
+}
+
+// [defrag]: auto, min_free_percent, min_free_bytes, window.
+void readDefrag(TomlChecker& check, const toml::table& root, DefragSection& out) {
+  TomlSection defrag(check, tableOf(root, "defrag"), "defrag");
+  defrag.boolean("auto", out.automatic);
+  std::int64_t percent = out.min_free_percent;
+  defrag.integer("min_free_percent", percent);
+  defrag.integer("min_free_bytes", out.min_free_bytes);
+  defrag.string("window", out.window);
+  defrag.rejectUnknown();
+  if (percent < 1 || percent > 100) {
+    check.error(
+        defrag.at("min_free_percent"), "defrag.min_free_percent",
+        "expected a percentage of the database file, 1..100, got " + std::to_string(percent));
+  }
+  out.min_free_percent = static_cast<unsigned>(std::clamp<std::int64_t>(percent, 1, 100));
+  if (out.min_free_bytes < 0) {
+    check.error(defrag.at("min_free_bytes"), "defrag.min_free_bytes",
+                "expected a number of bytes, 0 or more, got " + std::to_string(out.min_free_bytes));
+  }
+  if (!out.window.empty()) {
+    if (auto w = parseDailyWindow(out.window); !w) {
+      check.error(defrag.at("window"), "defrag.window", w.error().message);
+    }
+  }
 }
 
 void readOthers(TomlChecker& check, const toml::table& root, AgentConfig& cfg) {
@@ -258,6 +300,8 @@ Result<AgentConfig> parseAgentConfig(std::string_view text, std::string_view sou
   readOthers(check, root, cfg);
   readEtcd(check, root, cfg.etcd);
   readSnapshot(check, root, cfg.member, cfg.snapshot);
+  readNospace(check, root, cfg.nospace);
+  readDefrag(check, root, cfg.defrag);
   if (!check.ok()) return fail(Errc::kInvalidArgument, check.message());
   recordPositions(root, cfg);
   if (auto valid = validateAgentConfig(cfg); !valid) return fail(valid.error());

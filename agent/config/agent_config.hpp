@@ -66,6 +66,22 @@ struct EtcdSection {
 // its certificates; the agent deletes the file once enrolled.
 inline constexpr std::string_view kDefaultEnrollTokenFile = "/etc/etcd-agent/enroll.token";
 
+// [nospace]: what the agent does about etcd's NOSPACE alarm (agent/maintenance/space_recovery.hpp):
+// whether the leader's agent compacts, defragments and disarms by itself, and below what share of
+// etcd.quota_backend_bytes every member's database must be before it disarms.
+struct NospaceSection {
+  bool recover = true;
+  unsigned disarm_below_percent = 80;  // 10..95
+};
+
+// [defrag]: the agents' own defragmentation policy (agent/maintenance/defrag_policy.hpp).
+struct DefragSection {
+  bool automatic = true;                      // auto
+  unsigned min_free_percent = 50;             // 1..100
+  std::int64_t min_free_bytes = 100LL << 20;  // >= 0
+  std::string window;                         // "HH:MM-HH:MM", "" for any time
+};
+
 struct EnrollSection {
   std::string token_file = std::string(kDefaultEnrollTokenFile);
 };
@@ -93,6 +109,8 @@ struct AgentConfig {
   BootstrapSection bootstrap;
   EnrollSection enroll;
   SnapshotSettings snapshot;  // [snapshot]: the scheduled snapshots
+  NospaceSection nospace;     // [nospace]: NOSPACE recovery
+  DefragSection defrag;       // [defrag]: the defragmentation policy
 
   // <data_root>/<name>: data/ (etcd's data dir) and state.json live here.
   [[nodiscard]] std::string memberDir() const { return member.data_root + "/" + member.name; }

@@ -40,6 +40,23 @@ std::shared_ptr<ClusterAsker> etcdClusterAsker(const AgentConfig& config) {
   return std::make_shared<EtcdClusterAsker>(etcdClientTls(pki), etcdPeerTls(pki));
 }
 
+SpaceSettings spaceSettings(const AgentConfig& config) {
+  return {.recover = config.nospace.recover,
+          .disarm_below_percent = config.nospace.disarm_below_percent,
+          .quota_bytes = config.etcd.quota_backend_bytes};
+}
+
+DefragSettings defragSettings(const AgentConfig& config) {
+  DefragSettings out{.automatic = config.defrag.automatic,
+                     .min_free_percent = config.defrag.min_free_percent,
+                     .min_free_bytes = config.defrag.min_free_bytes};
+  // Checked when the file was read.
+  if (auto w = parseDailyWindow(config.defrag.window); !config.defrag.window.empty() && w) {
+    out.window = *w;
+  }
+  return out;
+}
+
 }  // namespace
 
 Agent::Agent(AgentConfig config)
@@ -86,6 +103,15 @@ Agent::Agent(AgentConfig config)
                  if (!source) return std::unexpected(source.error().why);
                  return source->target;
                }}),
+      space_jobs_(io_),
+      space_(spaceSettings(config_), {.clock = clock_,
+                                      .wall = [] { return std::chrono::system_clock::now(); },
+                                      .jobs = space_jobs_}),
+      defrag_jobs_(io_),
+      defrag_(defragSettings(config_), {.clock = clock_,
+                                        .wall = [] { return std::chrono::system_clock::now(); },
+                                        .jobs = defrag_jobs_,
+                                        .minute_of_day = localMinuteOfDay}),
       // A call over the socket is its connection's (the uid SO_PEERCRED gave at accept); a call
       // over loopback TCP is traced through the kernel's socket table.
       service_(
@@ -120,7 +146,15 @@ Agent::Agent(AgentConfig config)
         supervisor_.view().health.healthy) {
       copies_.announce();
     }
+    const MemberObservation seen = maintenanceObservation();
+    space_.observe(seen);
+    defrag_.observe(seen);
   });
+  defrag_.onNote([this](int priority, const std::string& text) { log_.agent(priority, text); });
+  service_.setDefrag(&defrag_.report());
+  space_.onChange([this] { notifier_.status(statusText()); });
+  space_.onNote([this](int priority, const std::string& text) { log_.agent(priority, text); });
+  service_.setSpace(&space_.report());
   snapshots_.onChange([this] { notifier_.status(statusText()); });
   snapshots_.onNote([this](int priority, const std::string& text) { log_.agent(priority, text); });
   service_.setSnapshots(&snapshots_);
@@ -141,10 +175,23 @@ Agent::Agent(AgentConfig config)
   if (uploads_.configured()) snapshots_.setUploadReport(&uploads_.report());
 }
 
+MemberObservation Agent::maintenanceObservation() const {
+  const MemberView view = supervisor_.view();
+  MemberObservation seen{.healthy = view.health.healthy,
+                         .is_leader = view.health.is_leader,
+                         .nospace = namesNospace(view.health.status_errors)};
+  if (seen.healthy) {
+    auto source = snapshotSource(view, supervisor_.clientEndpoint(),
+                                 etcdClientTls(agentPkiPaths(config_.pkiDir())));
+    if (source) seen.target = source->target;
+  }
+  return seen;
+}
+
 std::string Agent::statusText() const {
   const std::string line =
-      statusLine(supervisor_.view(),
-                 {service_.certificates(), std::chrono::system_clock::now(), &snapshots_.report()});
+      statusLine(supervisor_.view(), {service_.certificates(), std::chrono::system_clock::now(),
+                                      &snapshots_.report(), &space_.report()});
   return waiting_for_enrollment_.empty() ? line : waiting_for_enrollment_ + "; " + line;
 }
 
@@ -525,6 +572,19 @@ void Agent::reload() {
       snapshots_.reconfigure(config_.snapshot, config_.cluster.token);
       applied = "[snapshot] applied (schedule " + snapshots_.report().schedule() + ", " +
                 config_.snapshot.dir + "); ";
+    }
+    if (fresh->nospace.recover != config_.nospace.recover ||
+        fresh->nospace.disarm_below_percent != config_.nospace.disarm_below_percent) {
+      config_.nospace = fresh->nospace;
+      space_.reconfigure(spaceSettings(config_));
+      applied += std::string("[nospace] applied (recover ") +
+                 (config_.nospace.recover ? "on" : "off") + "); ";
+    }
+    if (!(defragSettings(*fresh) == defragSettings(config_))) {
+      config_.defrag = fresh->defrag;
+      defrag_.reconfigure(defragSettings(config_));
+      applied += std::string("[defrag] applied (auto ") +
+                 (config_.defrag.automatic ? "on" : "off") + "); ";
     }
     log_.agent(LOG_NOTICE, "reload: " + config_.source + " is valid; " + applied +
                                "other changes take effect when etcd-agent restarts");

@@ -23,10 +23,12 @@
 #include "agent/http/discovery_endpoint.hpp"
 #include "agent/http/http_server.hpp"
 #include "agent/http/status_endpoints.hpp"
+#include "agent/maintenance/defrag_policy.hpp"
 #include "agent/maintenance/restore_drill.hpp"
 #include "agent/maintenance/snapshot_copier.hpp"
 #include "agent/maintenance/snapshot_scheduler.hpp"
 #include "agent/maintenance/snapshot_upload.hpp"
+#include "agent/maintenance/space_recovery.hpp"
 #include "agent/member/loop_clock.hpp"
 #include "agent/member/member_store.hpp"
 #include "agent/service/agent_service.hpp"
@@ -70,6 +72,8 @@ class Agent {
   // dials etcd with the new identity, and the API serves (and trusts) the new credentials.
   void rotated(const AgentCredentials& now, const std::string& what);
   [[nodiscard]] std::string statusText() const;
+  // What the member's last health probe says, for the cluster-wide maintenance (cluster_ops.hpp).
+  [[nodiscard]] MemberObservation maintenanceObservation() const;
   bool listenApi();
   void listenHttp();
   void bootstrapByConfig();
@@ -109,6 +113,12 @@ class Agent {
   // Copies of each new snapshot pushed to the fleet's other agents.
   GrpcCopyTransport copy_transport_;
   SnapshotCopier copies_;
+  // [nospace]: the NOSPACE alarm cleared by the leader's agent, off the loop.
+  WorkerSpaceJobs space_jobs_;
+  SpaceKeeper space_;
+  // [defrag]: the leader's agent defragments the members whose files are mostly free space.
+  WorkerDefragJobs defrag_jobs_;
+  DefragKeeper defrag_;
   AgentService service_;
   // Relays the discovery requests of this agent's etcd to a coordinating agent (etcd-agent://
   // plans); before discovery_, which uses it.

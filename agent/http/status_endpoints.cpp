@@ -223,6 +223,35 @@ HttpResponse metrics(const v1::AgentStatus& s, const EdgeStatus& edges) {
         s.db_size_in_use());
   gauge("etcd_agent_disk_free_bytes", "Free bytes on the file system of the data directory.", m,
         s.disk_free_bytes());
+  if (s.has_space()) {
+    const auto& sp = s.space();
+    gauge("etcd_agent_nospace_alarm",
+          "1 while the member reports a NOSPACE alarm (the cluster refuses writes).", m,
+          sp.nospace() ? 1 : 0);
+    o << "# HELP etcd_agent_nospace_recoveries_total NOSPACE alarms this agent cleared (compacted, "
+         "defragmented, disarmed) since it started.\n"
+         "# TYPE etcd_agent_nospace_recoveries_total counter\n"
+         "etcd_agent_nospace_recoveries_total{"
+      << m << "} " << sp.recoveries() << '\n';
+    o << "# HELP etcd_agent_nospace_recovery_failures_total NOSPACE recoveries of this agent that "
+         "left the alarm armed, since it started.\n"
+         "# TYPE etcd_agent_nospace_recovery_failures_total counter\n"
+         "etcd_agent_nospace_recovery_failures_total{"
+      << m << "} " << sp.failures() << '\n';
+  }
+  if (s.has_defrag()) {
+    const auto& d = s.defrag();
+    o << "# HELP etcd_agent_defrags_total Members this agent defragmented by the [defrag] policy "
+         "since it started.\n"
+         "# TYPE etcd_agent_defrags_total counter\n"
+         "etcd_agent_defrags_total{"
+      << m << "} " << d.defrags() << '\n';
+    o << "# HELP etcd_agent_defrag_failures_total Steps of the [defrag] policy that failed on this "
+         "agent since it started.\n"
+         "# TYPE etcd_agent_defrag_failures_total counter\n"
+         "etcd_agent_defrag_failures_total{"
+      << m << "} " << d.failures() << '\n';
+  }
   // Only an enrolled agent has certificates: no samples (not a 0) for the others, so that an alert
   // on `expiry - time() < 30 days` never fires for a plaintext agent.
   if (s.certificates_size() > 0) {

@@ -95,8 +95,9 @@ std::string AgentService::autostart() const {
 }
 
 v1::AgentStatus AgentService::status() const {
-  return agentStatus(supervisor_.view(), {certificates_, std::chrono::system_clock::now(),
-                                          snapshots_ ? &snapshots_->report() : nullptr});
+  return agentStatus(supervisor_.view(),
+                     {certificates_, std::chrono::system_clock::now(),
+                      snapshots_ ? &snapshots_->report() : nullptr, space_, defrag_});
 }
 
 grpc::Status AgentService::GetStatus(grpc::ServerContext*, const v1::GetStatusRequest*,

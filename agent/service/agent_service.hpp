@@ -127,6 +127,10 @@ class AgentService final : public v1::Agent::Service {
   // The scheduled snapshots (their report in GetStatus; ListSnapshots, FetchSnapshot,
   // TakeSnapshot); it outlives the service. Without it those calls answer UNAVAILABLE.
   void setSnapshots(SnapshotScheduler* scheduler) { snapshots_ = scheduler; }
+  // The NOSPACE report (space_recovery.hpp) GetStatus shows; read on the loop.
+  void setSpace(const v1::SpaceReport* space) { space_ = space; }
+  // The defragmentation policy's report (defrag_policy.hpp) GetStatus shows; read on the loop.
+  void setDefrag(const v1::DefragReport* defrag) { defrag_ = defrag; }
   void setCertificates(std::vector<tls::CertificateExpiry> certificates) {
     certificates_ = std::move(certificates);
   }
@@ -167,6 +171,8 @@ class AgentService final : public v1::Agent::Service {
   NewDiscoveryTokenFn new_discovery_token_;
   std::vector<tls::CertificateExpiry> certificates_;  // read and written on the loop
   SnapshotScheduler* snapshots_ = nullptr;            // used on the loop
+  const v1::SpaceReport* space_ = nullptr;            // read on the loop
+  const v1::DefragReport* defrag_ = nullptr;          // read on the loop
   RelayDiscoveryFn relay_discovery_;
   std::atomic<std::size_t> relayed_calls_{0};  // RelayDiscovery calls being answered
   std::mutex copies_mutex_;

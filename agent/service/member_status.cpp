@@ -5,6 +5,7 @@
 #include <chrono>
 
 #include "agent/maintenance/snapshot_note.hpp"
+#include "agent/maintenance/space_recovery.hpp"
 #include "agent/supervisor/etcd_flags.hpp"
 #include "common/version.hpp"
 
@@ -99,6 +100,9 @@ std::string statusLine(const MemberView& m, const AgentExtras& extras) {
       line += " · " + note;
     }
   }
+  if (extras.space != nullptr) {
+    if (const std::string note = spaceNote(*extras.space); !note.empty()) line += " · " + note;
+  }
   return line;
 }
 
@@ -150,6 +154,8 @@ v1::AgentStatus agentStatus(const MemberView& m, const AgentExtras& extras) {
         std::chrono::duration_cast<std::chrono::seconds>(c.not_after.time_since_epoch()).count());
   }
   if (extras.snapshots != nullptr) *s.mutable_snapshots() = *extras.snapshots;
+  if (extras.space != nullptr) *s.mutable_space() = *extras.space;
+  if (extras.defrag != nullptr) *s.mutable_defrag() = *extras.defrag;
   s.set_status_line(statusLine(m, extras));
   return s;
 }

@@ -26,11 +26,16 @@ struct AgentExtras {
   tls::TimePoint now{};
   // The scheduled snapshots' report (agent/maintenance/snapshot_scheduler.hpp); null: none.
   const v1::SnapshotReport* snapshots = nullptr;
+  // The NOSPACE alarm and its recoveries (agent/maintenance/space_recovery.hpp); null: none.
+  const v1::SpaceReport* space = nullptr;
+  // The defragmentation policy (agent/maintenance/defrag_policy.hpp); null: none.
+  const v1::DefragReport* defrag = nullptr;
 };
 
 // One line for systemd's STATUS= (and GetStatus' status_line): the member's, then " · " and
 // tls::expiryNote() when a certificate has less than 30 days left ("certificate etcd-server
-// expires in 12 days"), then " · " and snapshotNote() when snapshots are scheduled.
+// expires in 12 days"), then " · " and snapshotNote() when snapshots are scheduled, then " · " and
+// spaceNote() while the cluster has a NOSPACE alarm.
 std::string statusLine(const MemberView& member, const AgentExtras& extras = {});
 
 // GetStatus without the fields the service adds (unit, autostart).

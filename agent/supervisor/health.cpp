@@ -48,6 +48,7 @@ MemberHealth check(etcd::Client& client) {
   h.revision = status->header().revision();
   h.db_size = status->dbsize();
   h.db_size_in_use = status->dbsizeinuse();
+  h.status_errors.assign(status->errors().begin(), status->errors().end());
 
   etcdserverpb::RangeRequest read;
   read.set_key(std::string(etcd::kHealthKey));

@@ -12,6 +12,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "agent/member/loop_worker.hpp"
 #include "etcd/client.hpp"
@@ -40,6 +41,9 @@ struct MemberHealth {
   std::int64_t db_size_in_use = 0;
   int voting_members = 0;
   int learners = 0;
+  // Maintenance.Status' errors: the cluster's alarms as etcd prints them ("memberID:... alarm:
+  // NOSPACE") and "etcdserver: no leader".
+  std::vector<std::string> status_errors;
 };
 
 // The oldest revision a member serves, given its current revision and `readable(rev)` (a read at

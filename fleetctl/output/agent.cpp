@@ -53,6 +53,30 @@ void statusTable(const Output& o, std::string_view agent, const v1::AgentStatus&
   row("autostart", s.autostart() + (s.unit().empty() ? "" : " (" + s.unit() + ")"));
   row("data dir", s.data_dir());
   row("disk free", std::to_string(s.disk_free_bytes() / (1024 * 1024)) + " MiB");
+  if (s.has_space()) {
+    const auto& sp = s.space();
+    std::string v = sp.nospace() ? "NOSPACE alarm (" + sp.state() + ")" : "no alarm";
+    if (!sp.recover()) v += ", recovery off";
+    if (sp.recoveries() + sp.failures() > 0) {
+      v += "; " + std::to_string(sp.recoveries()) + " recovered, " + std::to_string(sp.failures()) +
+           " failed; last: " + sp.last_result();
+    }
+    row("nospace", v);
+  }
+  if (s.has_defrag()) {
+    const auto& d = s.defrag();
+    std::string v = d.automatic()
+                        ? "auto at " + std::to_string(d.min_free_percent()) + " % and " +
+                              humanizeBytes(static_cast<std::uint64_t>(d.min_free_bytes())) +
+                              " free" + (d.window().empty() ? "" : ", " + d.window())
+                        : "off";
+    if (d.defrags() + d.leader_moves() + d.failures() > 0) {
+      v += "; " + std::to_string(d.defrags()) + " defragmented, " +
+           std::to_string(d.leader_moves()) + " leadership moves, " + std::to_string(d.failures()) +
+           " failed; last: " + d.last_result();
+    }
+    row("defrag", v);
+  }
   o.out << t.render();
   lastLines(o, s);
 }

@@ -302,6 +302,34 @@ TEST(AgentConfig, CopiesGoToTheOtherAgentsByDefault) {
   expectRefusedAt("[snapshot]\ncopy_to_peers = \"yes\"\n", "2:17", "true or false");
 }
 
+TEST(AgentConfig, NospaceRecoveryAndTheDefragPolicyAreOnByDefault) {
+  auto cfg = parseAgentConfig("", "agent.toml", "m1");
+  ASSERT_TRUE(cfg);
+  EXPECT_TRUE(cfg->nospace.recover);
+  EXPECT_EQ(cfg->nospace.disarm_below_percent, 80u);
+  EXPECT_TRUE(cfg->defrag.automatic);
+  EXPECT_EQ(cfg->defrag.min_free_percent, 50u);
+  EXPECT_EQ(cfg->defrag.min_free_bytes, 100LL << 20);
+  EXPECT_EQ(cfg->defrag.window, "");
+  auto set = parseAgentConfig(
+      "[nospace]\nrecover = false\ndisarm_below_percent = 60\n[defrag]\nauto = false\n"
+      "min_free_percent = 30\nmin_free_bytes = 0\nwindow = \"22:00-04:00\"\n",
+      "agent.toml", "m1");
+  ASSERT_TRUE(set) << set.error().message;
+  EXPECT_FALSE(set->nospace.recover);
+  EXPECT_EQ(set->nospace.disarm_below_percent, 60u);
+  EXPECT_FALSE(set->defrag.automatic);
+  EXPECT_EQ(set->defrag.min_free_percent, 30u);
+  EXPECT_EQ(set->defrag.min_free_bytes, 0);
+  EXPECT_EQ(set->defrag.window, "22:00-04:00");
+  expectRefusedAt("[nospace]\ndisarm_below_percent = 99\n", "2:24", "10..95");
+  expectRefusedAt("[nospace]\nrecover = 1\n", "2:11", "true or false");
+  expectRefusedAt("[defrag]\nmin_free_percent = 0\n", "2:20", "1..100");
+  expectRefusedAt("[defrag]\nmin_free_bytes = -1\n", "2:18", "0 or more");
+  expectRefusedAt("[defrag]\nwindow = \"2am-5am\"\n", "2:10", "HH:MM-HH:MM");
+  expectRefusedAt("[defrag]\nwindows = \"02:00-05:00\"\n", "2:1", "windows");
+}
+
 TEST(AgentConfig, MissingFileSaysSo) {
   auto cfg = loadAgentConfig("/nonexistent/agent.toml");
   ASSERT_FALSE(cfg);

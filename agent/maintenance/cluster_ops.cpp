@@ -1,0 +1,131 @@
+#include "agent/maintenance/cluster_ops.hpp"
+
+#include <utility>
+
+#include "etcd/client.hpp"
+#include "etcd/etcdserverpb/rpc.grpc.pb.h"
+
+namespace etcdagent::agent {
+namespace {
+
+using namespace std::chrono_literals;
+using etcdserverpb::Cluster;
+using etcdserverpb::Maintenance;
+
+// A physical compaction and a defragmentation rewrite the database: bounded, but not by seconds.
+constexpr auto kCompactTimeout = 2min;
+constexpr auto kDefragTimeout = 5min;
+constexpr auto kMoveLeaderTimeout = 30s;
+
+Result<std::unique_ptr<etcd::Client>> clientFor(const std::string& endpoint,
+                                                const etcd::TlsConfig& tls) {
+  etcd::ClientConfig cfg;
+  cfg.endpoints = {endpoint};
+  if (endpoint.starts_with("https://")) cfg.tls = tls;
+  cfg.dial_timeout = 5s;
+  return etcd::Client::create(cfg);
+}
+
+Result<ClusterOps::MemberStatus> statusThrough(etcd::Client& client) {
+  auto r = client.call<&Maintenance::Stub::Status>({}, {etcd::Retry::kRepeatable});
+  if (!r) return fail(r.error());
+  return ClusterOps::MemberStatus{.db_size = r->dbsize(),
+                                  .db_size_in_use = r->dbsizeinuse(),
+                                  .leader = r->leader(),
+                                  .raft_index = r->raftindex(),
+                                  .revision = r->header().revision(),
+                                  .member_id = r->header().member_id()};
+}
+
+class EtcdClusterOps final : public ClusterOps {
+ public:
+  EtcdClusterOps(std::unique_ptr<etcd::Client> client, etcd::TlsConfig tls)
+      : client_(std::move(client)), tls_(std::move(tls)) {}
+
+  Result<std::vector<std::uint64_t>> nospaceAlarms() override {
+    etcdserverpb::AlarmRequest get;
+    get.set_action(etcdserverpb::AlarmRequest::GET);
+    auto r = client_->call<&Maintenance::Stub::Alarm>(get, {etcd::Retry::kRepeatable});
+    if (!r) return fail(r.error());
+    std::vector<std::uint64_t> ids;
+    for (const auto& a : r->alarms()) {
+      if (a.alarm() == etcdserverpb::NOSPACE) ids.push_back(a.memberid());
+    }
+    return ids;
+  }
+
+  Result<MemberStatus> self() override { return statusThrough(*client_); }
+
+  Result<void> compact(std::int64_t revision) override {
+    etcdserverpb::CompactionRequest req;
+    req.set_revision(revision);
+    req.set_physical(true);
+    auto r =
+        client_->call<&etcdserverpb::KV::Stub::Compact>(req, {etcd::Retry::kOnce, kCompactTimeout});
+    if (!r && r.error().message.find("required revision has been compacted") == std::string::npos) {
+      return fail(r.error());
+    }
+    return {};
+  }
+
+  Result<std::vector<Member>> members() override {
+    auto r = client_->call<&Cluster::Stub::MemberList>({}, {etcd::Retry::kRepeatable});
+    if (!r) return fail(r.error());
+    std::vector<Member> out;
+    for (const auto& m : r->members()) {
+      out.push_back({.name = m.name(),
+                     .id = m.id(),
+                     .client_url = m.clienturls().empty() ? "" : m.clienturls(0),
+                     .is_learner = m.islearner()});
+    }
+    return out;
+  }
+
+  Result<MemberStatus> status(const Member& member) override {
+    auto client = clientFor(member.client_url, tls_);
+    if (!client) return fail(client.error());
+    return statusThrough(**client);
+  }
+
+  Result<MemberStatus> defragment(const Member& member) override {
+    auto client = clientFor(member.client_url, tls_);
+    if (!client) return fail(client.error());
+    auto d =
+        (*client)->call<&Maintenance::Stub::Defragment>({}, {etcd::Retry::kOnce, kDefragTimeout});
+    if (!d) return fail(d.error());
+    return statusThrough(**client);
+  }
+
+  Result<void> disarm(std::uint64_t member_id) override {
+    etcdserverpb::AlarmRequest req;
+    req.set_action(etcdserverpb::AlarmRequest::DEACTIVATE);
+    req.set_memberid(member_id);
+    req.set_alarm(etcdserverpb::NOSPACE);
+    auto r = client_->call<&Maintenance::Stub::Alarm>(req, {etcd::Retry::kOnce});
+    if (!r) return fail(r.error());
+    return {};
+  }
+
+  Result<void> moveLeader(std::uint64_t member_id) override {
+    etcdserverpb::MoveLeaderRequest req;
+    req.set_targetid(member_id);
+    auto r = client_->call<&Maintenance::Stub::MoveLeader>(
+        req, {etcd::Retry::kOnce, kMoveLeaderTimeout});
+    if (!r) return fail(r.error());
+    return {};
+  }
+
+ private:
+  std::unique_ptr<etcd::Client> client_;
+  etcd::TlsConfig tls_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<ClusterOps>> etcdClusterOps(const SnapshotTarget& target) {
+  auto client = clientFor(target.endpoint, target.tls);
+  if (!client) return fail(client.error());
+  return std::make_unique<EtcdClusterOps>(std::move(*client), target.tls);
+}
+
+}  // namespace etcdagent::agent
