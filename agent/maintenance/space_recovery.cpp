@@ -55,6 +55,7 @@ SpaceOutcome recoverSpace(ClusterOps& ops, const SpaceSettings& settings,
       static_cast<std::int64_t>(settings.quota_bytes / 100 * settings.disarm_below_percent);
   std::vector<std::string> problems;
   std::string sizes;
+  std::string over;  // the members still at or above the threshold
   for (const auto& m : *members) {
     if (stop.stop_requested()) return failed(summary + "; stopped");
     if (m.client_url.empty()) continue;  // never started: holds no data
@@ -65,15 +66,15 @@ SpaceOutcome recoverSpace(ClusterOps& ops, const SpaceSettings& settings,
     }
     const std::int64_t size = after->db_size;
     sizes += (sizes.empty() ? "" : ", ") + m.name + " " + bytes(size);
-    if (size >= threshold) {
-      problems.push_back(m.name + "'s database is still " + bytes(size) + ", not below " +
-                         bytes(threshold) + " (" + std::to_string(settings.disarm_below_percent) +
-                         " % of the quota " +
-                         bytes(static_cast<std::int64_t>(settings.quota_bytes)) +
-                         "): its live data fills it; delete keys or raise quota_backend_bytes");
-    }
+    if (size >= threshold) over += (over.empty() ? "" : ", ") + m.name;
   }
   if (!sizes.empty()) summary += "; defragmented: " + sizes;
+  if (!over.empty()) {
+    problems.push_back("still not below " + bytes(threshold) + " (" +
+                       std::to_string(settings.disarm_below_percent) + " % of the quota " +
+                       bytes(static_cast<std::int64_t>(settings.quota_bytes)) + "): " + over +
+                       ": live data fills the quota; delete keys or raise quota_backend_bytes");
+  }
   // Every member must be below, or the next write raises the alarm again.
   if (!problems.empty()) {
     std::string why = summary;

@@ -1,5 +1,6 @@
 // NOSPACE without a human, on a real 3-member fleet (real etcd-agents and etcd on 127.0.0.141..146,
-// bootstrapped by the real etcd-fleet) whose members have an 8 MiB quota_backend_bytes:
+// bootstrapped by the real etcd-fleet) whose members have an 8 MiB quota_backend_bytes, disarmed
+// below 30 % of it:
 //   - history fills the quota (one key written over and over): etcd raises NOSPACE and refuses
 //     writes; the leader's agent compacts, defragments every member and disarms, so writes go
 //     through again with nobody typing a command; its GetStatus and /metrics say what it did;
@@ -28,7 +29,10 @@ class Nospace : public ::testing::Test {
  protected:
   void form(int first_host) {
     fleet_ = std::make_unique<FleetHarness>(FleetHarness::Options{
-        .first_host = first_host, .extra_config = "quota_backend_bytes = 8388608\n"});
+        .first_host = first_host,
+        // Disarmed below 2.4 MiB: the live data that fills the second test's quota (about 4.5 MiB
+        // once defragmented) stays clearly above it, the first test's (0.5 MiB) below.
+        .extra_config = "quota_backend_bytes = 8388608\n[nospace]\ndisarm_below_percent = 30\n"});
     fleet_->startAll();
     auto boot = fleet_->bootstrap();
     ASSERT_EQ(boot.exit_code, 0) << boot.out << boot.err;
