@@ -2,8 +2,10 @@
 
 #include <optional>
 
+#include "common/duration.hpp"
 #include "fleet/fan_out.hpp"
 #include "fleet/waits.hpp"
+#include "tls/fleet_pki.hpp"
 
 namespace etcdagent::fleet {
 namespace {
@@ -203,6 +205,32 @@ Result<std::vector<MemberStepDone>> rollThroughMembers(const Env& env,
                                                        const std::string& step_title,
                                                        const MemberStep& step) {
   return Roll(env, request, journal, step_title, step).run();
+}
+
+Result<RollingJournal> openRollingJournal(const Env& env, const Inventory& inventory,
+                                          RotationKind kind, RotationStep step,
+                                          const std::string& what) {
+  RollingJournal out{.path = rollingJournalPath(inventory.path), .journal = {}, .resumed = false};
+  if (auto r = refuseWhileInProgress(rotationJournalPath(tls::fleetPkiPaths(inventory.path).dir),
+                                     {}, what);
+      !r) {
+    return fail(r.error());
+  }
+  if (auto r = refuseWhileInProgress(out.path, {kind}, what); !r) return fail(r.error());
+  auto loaded = loadRotationJournal(out.path);
+  if (!loaded) return fail(loaded.error());
+  if (*loaded) {
+    out.journal = **loaded;
+    out.resumed = true;
+    env.progress.step("resuming " + describeRotation(out.journal));
+    return out;
+  }
+  out.journal = {.kind = kind,
+                 .step = step,
+                 .started_at = formatRfc3339(std::chrono::system_clock::now()),
+                 .done = {}};
+  if (auto saved = saveRotationJournal(out.path, out.journal); !saved) return fail(saved.error());
+  return out;
 }
 
 }  // namespace etcdagent::fleet

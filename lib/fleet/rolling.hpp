@@ -51,6 +51,19 @@ struct MemberStepDone {
 using MemberStep =
     std::function<Result<std::string>(const InventoryMember& member, const AgentApi& agent)>;
 
+// The journal of a rolling flow of `kind` (rolling-restart, defrag --rolling) in
+// <inventory dir>/rolling.json: refused while a certificate or CA rotation is in progress or
+// another rolling flow is; the journal an interrupted run of this flow left (resumed: said on
+// progress), or a new one for `step`, saved before any member is touched.
+struct RollingJournal {
+  std::string path;
+  RotationJournal journal;
+  bool resumed = false;
+};
+Result<RollingJournal> openRollingJournal(const Env& env, const Inventory& inventory,
+                                          RotationKind kind, RotationStep step,
+                                          const std::string& what);
+
 // Runs `step` for each member `journal` does not name as done, in the order above, recording each
 // in `journal` (saved) once it is healthy again. Errors: a member that is not healthy before a
 // step, or fails its step or its health wait, ends the flow with "member NAME (ADDR): ..." and

@@ -3,12 +3,10 @@
 #include <map>
 #include <optional>
 
-#include "common/duration.hpp"
 #include "common/encoding.hpp"
 #include "fleet/rolling.hpp"
 #include "fleet/rotation_journal.hpp"
 #include "membership/membership.hpp"
-#include "tls/fleet_pki.hpp"
 
 namespace etcdagent::fleet {
 namespace {
@@ -140,31 +138,13 @@ std::string describeDefrag(const DbSizes& before, const DbSizes& after) {
 }
 
 Result<RollingDefragReport> rollingDefrag(const Env& env, const RollingDefragRequest& request) {
-  const std::string path = rollingJournalPath(request.inventory.path);
-  const std::string what = "defrag --rolling";
-  if (auto r = refuseWhileInProgress(
-          rotationJournalPath(tls::fleetPkiPaths(request.inventory.path).dir), {}, what);
-      !r) {
-    return fail(r.error());
-  }
-  if (auto r = refuseWhileInProgress(path, {RotationKind::kDefrag}, what); !r) {
-    return fail(r.error());
-  }
-  auto loaded = loadRotationJournal(path);
-  if (!loaded) return fail(loaded.error());
+  auto opened = openRollingJournal(env, request.inventory, RotationKind::kDefrag,
+                                   RotationStep::kDefrag, "defrag --rolling");
+  if (!opened) return fail(opened.error());
+  const std::string& path = opened->path;
+  RotationJournal& journal = opened->journal;
   RollingDefragReport report;
-  RotationJournal journal;
-  if (*loaded) {
-    journal = **loaded;
-    report.resumed = true;
-    env.progress.step("resuming " + describeRotation(journal));
-  } else {
-    journal = {.kind = RotationKind::kDefrag,
-               .step = RotationStep::kDefrag,
-               .started_at = formatRfc3339(std::chrono::system_clock::now()),
-               .done = {}};
-    if (auto saved = saveRotationJournal(path, journal); !saved) return fail(saved.error());
-  }
+  report.resumed = opened->resumed;
   const RollingRequest rolling{.inventory = &request.inventory,
                                .journal_path = path,
                                .resume_command = std::string(resumeCommand(journal.kind)),

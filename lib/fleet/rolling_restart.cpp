@@ -1,8 +1,6 @@
 #include "fleet/rolling_restart.hpp"
 
-#include "common/duration.hpp"
 #include "fleet/rotation_journal.hpp"
-#include "tls/fleet_pki.hpp"
 
 namespace etcdagent::fleet {
 namespace {
@@ -35,31 +33,13 @@ Result<std::string> restartMember(const AgentApi& agent) {
 }  // namespace
 
 Result<RollingRestartReport> rollingRestart(const Env& env, const RollingRestartRequest& request) {
-  const std::string path = rollingJournalPath(request.inventory.path);
-  const std::string what = "rolling-restart";
-  if (auto r = refuseWhileInProgress(
-          rotationJournalPath(tls::fleetPkiPaths(request.inventory.path).dir), {}, what);
-      !r) {
-    return fail(r.error());
-  }
-  if (auto r = refuseWhileInProgress(path, {RotationKind::kRestart}, what); !r) {
-    return fail(r.error());
-  }
-  auto loaded = loadRotationJournal(path);
-  if (!loaded) return fail(loaded.error());
+  auto opened = openRollingJournal(env, request.inventory, RotationKind::kRestart,
+                                   RotationStep::kRestart, "rolling-restart");
+  if (!opened) return fail(opened.error());
+  const std::string& path = opened->path;
+  RotationJournal& journal = opened->journal;
   RollingRestartReport report;
-  RotationJournal journal;
-  if (*loaded) {
-    journal = **loaded;
-    report.resumed = true;
-    env.progress.step("resuming " + describeRotation(journal));
-  } else {
-    journal = {.kind = RotationKind::kRestart,
-               .step = RotationStep::kRestart,
-               .started_at = formatRfc3339(std::chrono::system_clock::now()),
-               .done = {}};
-    if (auto saved = saveRotationJournal(path, journal); !saved) return fail(saved.error());
-  }
+  report.resumed = opened->resumed;
   const RollingRequest rolling{.inventory = &request.inventory,
                                .journal_path = path,
                                .resume_command = std::string(resumeCommand(journal.kind)),
