@@ -222,13 +222,17 @@ void DefragKeeper::finished(const DefragOutcome& outcome) {
     last_wait_ = outcome.summary;
     return;
   }
-  last_wait_.clear();
   report_.set_last_result(outcome.summary);
   report_.set_last_at(unixSeconds(seams_.wall()));
   if (outcome.failed) {
     report_.set_failures(report_.failures() + 1);
-    if (on_note_) on_note_(LOG_WARNING, "defrag policy: " + outcome.summary);
+    // The same failure every minute (a permission etcd refuses) is journaled once.
+    if (outcome.summary != last_wait_ && on_note_) {
+      on_note_(LOG_WARNING, "defrag policy: " + outcome.summary);
+    }
+    last_wait_ = outcome.summary;
   } else {
+    last_wait_.clear();
     if (outcome.did == Kind::kDefragment) report_.set_defrags(report_.defrags() + 1);
     if (outcome.did == Kind::kMoveLeader) report_.set_leader_moves(report_.leader_moves() + 1);
     if (on_note_) on_note_(LOG_NOTICE, "defrag policy: " + outcome.summary);

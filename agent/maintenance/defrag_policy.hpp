@@ -129,7 +129,7 @@ class DefragKeeper {
   Seams seams_;
   bool running_ = false;
   std::optional<LoopClock::Clock::time_point> next_check_;
-  std::string last_wait_;  // the last kWait's reason, journaled once
+  std::string last_wait_;  // the last wait's or failure's reason, journaled once
   v1::DefragReport report_;
   std::function<void()> on_change_;
   std::function<void(int, const std::string&)> on_note_;

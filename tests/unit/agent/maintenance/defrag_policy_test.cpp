@@ -230,6 +230,12 @@ TEST_F(Keeper, AWaitIsJournaledOnceAndAFailureCounted) {
   jobs_.answer({.did = Kind::kDefragment, .failed = true, .summary = "m2: defragmentation failed"});
   EXPECT_EQ(keeper_.report().failures(), 1u);
   EXPECT_EQ(keeper_.report().defrags(), 0u);
+  clock_.advance(60s);
+  keeper_.observe(leader());
+  jobs_.answer({.did = Kind::kDefragment, .failed = true, .summary = "m2: defragmentation failed"});
+  EXPECT_EQ(keeper_.report().failures(), 2u);
+  EXPECT_EQ(notes_, (std::vector<std::string>{"defrag policy waits: m2 does not answer",
+                                              "defrag policy: m2: defragmentation failed"}));
 }
 
 TEST_F(Keeper, StandsAsideUnderNospaceAndOutsideItsWindow) {
