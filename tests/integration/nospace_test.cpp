@@ -93,8 +93,14 @@ TEST_F(Nospace, HistoryThatFillsTheQuotaIsCompactedDefragmentedAndDisarmedByTheA
   if (HasFatalFailure()) return;
 
   // No command: the alarm goes and a write goes through.
+  const auto refused_at = std::chrono::steady_clock::now();
   ASSERT_TRUE(eventually([&] { return !alarmed() && put("nospace/after").exit_code == 0; }, 90s))
       << etcdctl(endpoints_, {"alarm", "list"}).out;
+  std::cout << "writes accepted again "
+            << std::chrono::duration_cast<std::chrono::milliseconds>(
+                   std::chrono::steady_clock::now() - refused_at)
+                   .count()
+            << " ms after the first refused one" << std::endl;
 
   std::string member;
   const auto report = reportWith([](const v1::SpaceReport& r) { return r.recoveries(); }, &member);
