@@ -55,11 +55,18 @@ SpaceOutcome recoverSpace(ClusterOps& ops, const SpaceSettings& settings,
       static_cast<std::int64_t>(settings.quota_bytes / 100 * settings.disarm_below_percent);
   std::vector<std::string> problems;
   std::string sizes;
-  std::string over;  // the members still at or above the threshold
+  std::string over;     // the members still at or above the threshold
+  std::string skipped;  // the members that do not answer
   for (const auto& m : *members) {
     if (stop.stop_requested()) return failed(summary + "; stopped");
     if (m.client_url.empty()) continue;  // never started: holds no data
     auto after = ops.defragment(m);
+    if (!after && after.error().code == Errc::kUnavailable) {
+      // A member that is down takes no writes either; when it comes back over the quota, its
+      // own alarm brings the recovery back for it.
+      skipped += (skipped.empty() ? "" : ", ") + m.name;
+      continue;
+    }
     if (!after) {
       problems.push_back(m.name + ": defragmentation failed: " + after.error().message);
       continue;
@@ -69,6 +76,7 @@ SpaceOutcome recoverSpace(ClusterOps& ops, const SpaceSettings& settings,
     if (size >= threshold) over += (over.empty() ? "" : ", ") + m.name;
   }
   if (!sizes.empty()) summary += "; defragmented: " + sizes;
+  if (!skipped.empty()) summary += "; not answering, skipped: " + skipped;
   if (!over.empty()) {
     problems.push_back("still not below " + bytes(threshold) + " (" +
                        std::to_string(settings.disarm_below_percent) + " % of the quota " +
@@ -81,8 +89,8 @@ SpaceOutcome recoverSpace(ClusterOps& ops, const SpaceSettings& settings,
     for (const auto& p : problems) why += "; " + p;
     return failed(why + "; NOSPACE stays armed");
   }
-  // Every member that answers is below: the alarms go, also those of a member that never started
-  // (it holds no data) or that left the cluster.
+  // Every member that answers was defragmented and is below: the alarms go, also those of a member
+  // that never started (it holds no data), does not answer, or left the cluster.
   std::vector<std::string> disarmed;
   for (std::uint64_t id : *alarms) {
     if (auto d = ops.disarm(id); !d) {

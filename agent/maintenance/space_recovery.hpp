@@ -7,13 +7,16 @@
 //   1. the alarms (Maintenance.Alarm GET): nothing to do once no NOSPACE is left;
 //   2. compaction to the current revision (physical: done when the call returns), so the history
 //      that filled the quota is free space in every member's database;
-//   3. defragmentation of every member that answers, one at a time, followers first and the
-//      leader last (a member serves nothing while etcd rewrites its file: the others keep serving
-//      reads; writes are refused by the alarm anyway, so the leadership stays where it is);
-//   4. each member's database size again: when every one is below `disarm_below_percent` of the
-//      quota, the NOSPACE alarms of the members it defragmented are disarmed. A database still
+//   3. defragmentation of every member, one at a time, followers first and the leader last (a
+//      member serves nothing while etcd rewrites its file: the others keep serving reads; writes
+//      are refused by the alarm anyway, so the leadership stays where it is). A member that does
+//      not answer is skipped: it takes no writes either, and its own alarm brings the recovery
+//      back when it returns over the quota;
+//   4. each member's database size again: when every one defragmented is below
+//      `disarm_below_percent` of the quota, every NOSPACE alarm is disarmed. A database still
 //      above it holds live data, not history: disarming would only let the next write raise the
-//      alarm again, so the recovery fails and says so (delete keys or raise the quota).
+//      alarm again, so the recovery fails and says so (delete keys or raise the quota); so does a
+//      defragmentation that failed (a permission etcd refused).
 //
 // Who acts: the agent of the raft leader, as its own health probe sees it. Under NOSPACE etcd
 // refuses lease grants and puts, so no election or lock can be won; the leader is known to every

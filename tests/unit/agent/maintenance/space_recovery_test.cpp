@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <set>
 
 #include "tests/mocks/manual_clock.hpp"
 
@@ -26,6 +27,7 @@ class ScriptedCluster final : public ClusterOps {
   std::map<std::string, std::int64_t> size_after{
       {"m1", 3 * kMiB}, {"m2", 3 * kMiB}, {"m3", 3 * kMiB}};
   std::map<std::string, std::string> defrag_error;
+  std::set<std::string> unavailable;
   std::vector<std::string> calls;
 
   Result<std::vector<std::uint64_t>> nospaceAlarms() override {
@@ -45,7 +47,10 @@ class ScriptedCluster final : public ClusterOps {
   Result<MemberStatus> status(const Member&) override { return MemberStatus{}; }
   Result<MemberStatus> defragment(const Member& m) override {
     calls.push_back("defrag " + m.name);
-    if (defrag_error.contains(m.name)) return fail(Errc::kUnavailable, defrag_error[m.name]);
+    if (unavailable.contains(m.name)) return fail(Errc::kUnavailable, "connection refused");
+    if (defrag_error.contains(m.name)) {
+      return fail(Errc::kPermissionDenied, defrag_error[m.name]);
+    }
     return MemberStatus{.db_size = size_after[m.name], .leader = leader};
   }
   Result<void> moveLeader(std::uint64_t id) override {
@@ -99,14 +104,28 @@ TEST(RecoverSpace, LiveDataAboveTheThresholdKeepsTheAlarmAndSaysWhy) {
 
 TEST(RecoverSpace, AMemberThatCannotBeDefragmentedKeepsTheAlarmButTheOthersAreDone) {
   ScriptedCluster cluster;
-  cluster.defrag_error["m2"] = "connection refused";
+  cluster.defrag_error["m2"] = "etcdserver: permission denied";
   const auto outcome = recoverSpace(cluster, kSettings, {});
   EXPECT_FALSE(outcome.cleared);
   EXPECT_EQ(cluster.calls, (std::vector<std::string>{"alarms", "compact 4711", "defrag m2",
                                                      "defrag m3", "defrag m1"}));
-  EXPECT_NE(outcome.summary.find("m2: defragmentation failed: connection refused"),
+  EXPECT_NE(outcome.summary.find("m2: defragmentation failed: etcdserver: permission denied"),
             std::string::npos)
       << outcome.summary;
+}
+
+TEST(RecoverSpace, AMemberThatDoesNotAnswerIsSkippedAndTheAlarmsGo) {
+  ScriptedCluster cluster;
+  cluster.unavailable.insert("m3");
+  cluster.alarms = {1, 3};
+  const auto outcome = recoverSpace(cluster, kSettings, {});
+  EXPECT_TRUE(outcome.cleared) << outcome.summary;
+  EXPECT_EQ(cluster.calls,
+            (std::vector<std::string>{"alarms", "compact 4711", "defrag m2", "defrag m3",
+                                      "defrag m1", "disarm 1", "disarm 3"}));
+  EXPECT_EQ(outcome.summary,
+            "compacted to revision 4711; defragmented: m2 3.1 MB, m1 3.1 MB; not answering, "
+            "skipped: m3; NOSPACE disarmed (m1, m3)");
 }
 
 TEST(NamesNospace, FindsTheAlarmInStatusErrors) {
