@@ -99,6 +99,7 @@ DefragStep nextDefragStep(const std::vector<ClusterOps::Member>& members,
   if (to) return {.kind = Kind::kMoveLeader, .member = members[*to]};
   // A cluster of one voter: nobody to hand it to, so it is defragmented as it leads.
   auto self_member = std::ranges::find_if(members, [&](const auto& m) { return m.id == self; });
+  if (self_member == members.end()) return {.kind = Kind::kNothing};
   return {.kind = Kind::kDefragment, .member = *self_member};
 }
 
