@@ -37,6 +37,24 @@ Result<ClusterOps::MemberStatus> statusThrough(etcd::Client& client) {
                                   .member_id = r->header().member_id()};
 }
 
+// A unary call that `stop` cancels: the agent stops while etcd rewrites a database.
+template <auto Method>
+Result<etcd::ResponseOf<Method>> cancellable(etcd::Client& client,
+                                             const etcd::RequestOf<Method>& request,
+                                             etcd::CallOptions options,
+                                             const std::stop_token& stop) {
+  etcd::ResponseOf<Method> response;
+  auto done = client.invoke(
+      [&](const std::shared_ptr<grpc::Channel>& channel, grpc::ClientContext& context) {
+        std::stop_callback cancel(stop, [&context] { context.TryCancel(); });
+        etcd::StubOf<Method> stub(channel);
+        return (stub.*Method)(&context, request, &response);
+      },
+      options);
+  if (!done) return fail(done.error());
+  return response;
+}
+
 class EtcdClusterOps final : public ClusterOps {
  public:
   EtcdClusterOps(std::unique_ptr<etcd::Client> client, etcd::TlsConfig tls)
@@ -56,7 +74,7 @@ class EtcdClusterOps final : public ClusterOps {
 
   Result<MemberStatus> self() override { return statusThrough(*client_); }
 
-  Result<void> compact(std::int64_t revision) override {
+  Result<void> compact(std::int64_t revision, const std::stop_token& stop) override {
     etcdserverpb::CompactionRequest req;
     req.set_revision(revision);
     req.set_physical(true);
@@ -87,7 +105,7 @@ class EtcdClusterOps final : public ClusterOps {
     return statusThrough(**client);
   }
 
-  Result<MemberStatus> defragment(const Member& member) override {
+  Result<MemberStatus> defragment(const Member& member, const std::stop_token& stop) override {
     auto client = clientFor(member.client_url, tls_);
     if (!client) return fail(client.error());
     auto d =

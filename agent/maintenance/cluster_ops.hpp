@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <stop_token>
 #include <string>
 #include <vector>
 
@@ -39,12 +40,14 @@ class ClusterOps {
   virtual Result<std::vector<std::uint64_t>> nospaceAlarms() = 0;
   // The agent's own member's Status.
   virtual Result<MemberStatus> self() = 0;
-  // Compacts to `revision` (physical); a revision compacted already is not an error.
-  virtual Result<void> compact(std::int64_t revision) = 0;
+  // Compacts to `revision` (physical); a revision compacted already is not an error. `stop`
+  // cancels it (the agent stops).
+  virtual Result<void> compact(std::int64_t revision, const std::stop_token& stop) = 0;
   virtual Result<std::vector<Member>> members() = 0;
   virtual Result<MemberStatus> status(const Member& member) = 0;
-  // Defragments one member; its Status afterwards.
-  virtual Result<MemberStatus> defragment(const Member& member) = 0;
+  // Defragments one member; its Status afterwards. `stop` cancels the call (etcd finishes the
+  // rewrite it began).
+  virtual Result<MemberStatus> defragment(const Member& member, const std::stop_token& stop) = 0;
   virtual Result<void> disarm(std::uint64_t member_id) = 0;
   // Hands the leadership (of the agent's own member, the leader) to `member_id`.
   virtual Result<void> moveLeader(std::uint64_t member_id) = 0;

@@ -141,7 +141,7 @@ DefragOutcome checkAndDefragment(ClusterOps& ops, const DefragSettings& settings
       const auto at =
           std::ranges::find_if(*members, [&](const auto& m) { return m.id == step.member.id; });
       const auto& before = *statuses[static_cast<std::size_t>(at - members->begin())];
-      auto after = ops.defragment(step.member);
+      auto after = ops.defragment(step.member, stop);
       if (!after) {
         return failed(Kind::kDefragment,
                       step.member.name + ": defragmentation failed: " + after.error().message);

@@ -40,7 +40,7 @@ SpaceOutcome recoverSpace(ClusterOps& ops, const SpaceSettings& settings,
 
   auto head = ops.self();
   if (!head) return failed("cannot read the revision: " + head.error().message);
-  if (auto c = ops.compact(head->revision); !c) {
+  if (auto c = ops.compact(head->revision, stop); !c) {
     return failed("compaction to revision " + std::to_string(head->revision) +
                   " failed: " + c.error().message);
   }
@@ -60,7 +60,7 @@ SpaceOutcome recoverSpace(ClusterOps& ops, const SpaceSettings& settings,
   for (const auto& m : *members) {
     if (stop.stop_requested()) return failed(summary + "; stopped");
     if (m.client_url.empty()) continue;  // never started: holds no data
-    auto after = ops.defragment(m);
+    auto after = ops.defragment(m, stop);
     if (!after && after.error().code == Errc::kUnavailable) {
       // A member that is down takes no writes either; when it comes back over the quota, its
       // own alarm brings the recovery back for it.

@@ -106,10 +106,10 @@ class ScriptedCluster final : public ClusterOps {
     s.member_id = self_id;
     return s;
   }
-  Result<void> compact(std::int64_t) override { return {}; }
+  Result<void> compact(std::int64_t, const std::stop_token&) override { return {}; }
   Result<std::vector<Member>> members() override { return kMembers; }
   Result<Status> status(const Member& m) override { return statuses[m.name]; }
-  Result<Status> defragment(const Member& m) override {
+  Result<Status> defragment(const Member& m, const std::stop_token&) override {
     calls.push_back("defrag " + m.name);
     statuses[m.name].db_size = statuses[m.name].db_size_in_use;
     return statuses[m.name];

@@ -35,7 +35,7 @@ class ScriptedCluster final : public ClusterOps {
     return alarms;
   }
   Result<MemberStatus> self() override { return MemberStatus{.leader = leader, .revision = 4711}; }
-  Result<void> compact(std::int64_t revision) override {
+  Result<void> compact(std::int64_t revision, const std::stop_token&) override {
     calls.push_back("compact " + std::to_string(revision));
     return {};
   }
@@ -45,7 +45,7 @@ class ScriptedCluster final : public ClusterOps {
                                {"m3", 3, "http://127.0.0.3:2379"}};
   }
   Result<MemberStatus> status(const Member&) override { return MemberStatus{}; }
-  Result<MemberStatus> defragment(const Member& m) override {
+  Result<MemberStatus> defragment(const Member& m, const std::stop_token&) override {
     calls.push_back("defrag " + m.name);
     if (unavailable.contains(m.name)) return fail(Errc::kUnavailable, "connection refused");
     if (defrag_error.contains(m.name)) {
