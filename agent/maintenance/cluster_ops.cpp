@@ -78,8 +78,8 @@ class EtcdClusterOps final : public ClusterOps {
     etcdserverpb::CompactionRequest req;
     req.set_revision(revision);
     req.set_physical(true);
-    auto r =
-        client_->call<&etcdserverpb::KV::Stub::Compact>(req, {etcd::Retry::kOnce, kCompactTimeout});
+    auto r = cancellable<&etcdserverpb::KV::Stub::Compact>(
+        *client_, req, {etcd::Retry::kOnce, kCompactTimeout}, stop);
     if (!r && r.error().message.find("required revision has been compacted") == std::string::npos) {
       return fail(r.error());
     }
@@ -108,8 +108,8 @@ class EtcdClusterOps final : public ClusterOps {
   Result<MemberStatus> defragment(const Member& member, const std::stop_token& stop) override {
     auto client = clientFor(member.client_url, tls_);
     if (!client) return fail(client.error());
-    auto d =
-        (*client)->call<&Maintenance::Stub::Defragment>({}, {etcd::Retry::kOnce, kDefragTimeout});
+    auto d = cancellable<&Maintenance::Stub::Defragment>(
+        **client, {}, {etcd::Retry::kOnce, kDefragTimeout}, stop);
     if (!d) return fail(d.error());
     return statusThrough(**client);
   }
