@@ -65,14 +65,22 @@ TEST(SnapshotCopies, EachSnapshotReachesTheOtherAgentsAndOutlivesItsHost) {
       metrics, std::regex("etcd_agent_snapshot_copies_total\\{member=\"m1\"\\} [4-9]")))
       << metrics;
 
-  // The host of m1 is lost: its agent and etcd stop, its disk is gone.
-  auto before = fleet.agent(1).client().listSnapshots();
-  ASSERT_TRUE(before);
+  // The copies counted above may predate the last puts (a snapshot every 2 s while they ran):
+  // wait until m2 keeps a copy of m1 that holds all ten (revision 11 or later).
   std::string copy;
-  for (const auto& r : before->copies()) {
-    if (r.member_name() == "m1") copy = r.name();
-  }
+  EXPECT_TRUE(eventually(
+      [&] {
+        auto kept = fleet.agent(1).client().listSnapshots();
+        if (!kept) return false;
+        for (const auto& r : kept->copies()) {
+          if (r.member_name() == "m1" && r.verified() && r.revision() >= 11) copy = r.name();
+        }
+        return !copy.empty();
+      },
+      90s));
   ASSERT_FALSE(copy.empty());
+
+  // The host of m1 is lost: its agent and etcd stop, its disk is gone.
   AgentHarness& m1 = fleet.agent(0);
   ASSERT_EQ(m1.stop().exit_code, 0);
   fs::remove_all(m1.dataRoot() + "/snapshots");
