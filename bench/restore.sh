@@ -5,6 +5,11 @@
 # three members (in parallel) and three raw etcds started on the restored data dirs, until
 # `etcdctl endpoint health` answers for all three. Both with SMALL and LARGE MB of data.
 #
+# Then the in-place restore of that running cluster from the same file (`etcd-fleet restore FILE
+# --yes`: upload, stop, keep the data aside, restore, start fenced, verify, open one at a time)
+# against the same by hand on the reference's running etcds: stop all three, move the data dirs
+# aside, `etcdctl snapshot restore` x3 in parallel, start, until `endpoint health` answers.
+#
 # Each round: one etcd on 127.0.0.41 gets N MB as 1 MiB values (`etcd-fleet put` from stdin),
 # `etcd-fleet snapshot save`; then the timed restore onto agents on 127.0.0.42-44 (free ports),
 # then the reference on 127.0.0.45-47. Everything started here is stopped by PID on exit.
@@ -68,6 +73,15 @@ round() {
   local n
   n=$("$FLEET" --fleet "$dir/fleet.toml" get bench/ --prefix --count-only)
   [ "$n" = "$mb" ] || { echo "expected $mb keys after the restore, found $n" >&2; return 1; }
+  "$FLEET" --fleet "$dir/fleet.toml" put bench/after x >/dev/null
+  t0=$(now)
+  "$FLEET" --fleet "$dir/fleet.toml" restore "$dir/backup.db" --yes --timeout 5m \
+    >"$dir/in-place.log" 2>&1 ||
+    { echo "restore (in place) failed:" >&2; cat "$dir/in-place.log" >&2; return 1; }
+  t1=$(now)
+  INPLACE_S=$(elapsed "$t0" "$t1")
+  n=$("$FLEET" --fleet "$dir/fleet.toml" get bench/ --prefix --count-only)
+  [ "$n" = "$mb" ] || { echo "expected $mb keys after the in-place restore, found $n" >&2; return 1; }
   for p in "${agent_pids[@]}"; do kill "$p" 2>/dev/null || true; done
   for p in "${agent_pids[@]}"; do wait "$p" 2>/dev/null || true; done
 
@@ -91,25 +105,52 @@ round() {
     rpids+=($!)
   done
   for p in "${rpids[@]}"; do wait "$p"; done
-  for k in 0 1 2; do
-    local h="127.0.0.4$((k + 5))"
-    "$ETCD" --name "r$k" --data-dir "$dir/ref$k" --listen-client-urls "http://$h:${cps[$k]}" \
-      --advertise-client-urls "http://$h:${cps[$k]}" --listen-peer-urls "http://$h:${pps[$k]}" \
-      --initial-advertise-peer-urls "http://$h:${pps[$k]}" --initial-cluster "$ic" \
-      --initial-cluster-token "ref-$mb" >"$dir/ref$k.log" 2>&1 &
-    PIDS+=($!)
-  done
-  for _ in $(seq 1 3000); do
-    ETCDCTL_API=3 "$ETCDCTL" --endpoints "$(
-      IFS=,
-      echo "${eps[*]}"
-    )" endpoint health >/dev/null 2>&1 && break
-    sleep 0.05
-  done
+  local epids=()
+  start_reference() {
+    epids=()
+    for k in 0 1 2; do
+      local h="127.0.0.4$((k + 5))"
+      "$ETCD" --name "r$k" --data-dir "$dir/ref$k" --listen-client-urls "http://$h:${cps[$k]}" \
+        --advertise-client-urls "http://$h:${cps[$k]}" --listen-peer-urls "http://$h:${pps[$k]}" \
+        --initial-advertise-peer-urls "http://$h:${pps[$k]}" --initial-cluster "$ic" \
+        --initial-cluster-token "ref-$mb" >>"$dir/ref$k.log" 2>&1 &
+      PIDS+=($!)
+      epids+=($!)
+    done
+    for _ in $(seq 1 3000); do
+      ETCDCTL_API=3 "$ETCDCTL" --endpoints "$(
+        IFS=,
+        echo "${eps[*]}"
+      )" endpoint health >/dev/null 2>&1 && break
+      sleep 0.05
+    done
+  }
+  start_reference
   t1=$(now)
   REF_S=$(elapsed "$t0" "$t1")
   n=$("$FLEET" --endpoints "${eps[0]}" get bench/ --prefix --count-only)
   [ "$n" = "$mb" ] || { echo "reference: expected $mb keys, found $n" >&2; return 1; }
+
+  # The in-place reference: the same by hand on the running raw etcds.
+  "$FLEET" --endpoints "${eps[0]}" put bench/after x >/dev/null
+  t0=$(now)
+  for p in "${epids[@]}"; do kill "$p"; done
+  for p in "${epids[@]}"; do wait "$p" 2>/dev/null || true; done
+  rpids=()
+  for k in 0 1 2; do
+    mv "$dir/ref$k" "$dir/ref$k.before-restore"
+    ETCDCTL_API=3 "$ETCDCTL" snapshot restore "$dir/backup.db" --name "r$k" --initial-cluster "$ic" \
+      --initial-cluster-token "ref-$mb" \
+      --initial-advertise-peer-urls "http://127.0.0.4$((k + 5)):${pps[$k]}" \
+      --data-dir "$dir/ref$k" >"$dir/ref$k.restore.log" 2>&1 &
+    rpids+=($!)
+  done
+  for p in "${rpids[@]}"; do wait "$p"; done
+  start_reference
+  t1=$(now)
+  REF_INPLACE_S=$(elapsed "$t0" "$t1")
+  n=$("$FLEET" --endpoints "${eps[0]}" get bench/ --prefix --count-only)
+  [ "$n" = "$mb" ] || { echo "reference in place: expected $mb keys, found $n" >&2; return 1; }
   rm -rf "$dir"
 }
 
@@ -118,6 +159,9 @@ for mb in "$SMALL" "$LARGE"; do
   round "$mb"
   awk -v f="$FLEET_S" -v r="$REF_S" -v mb="$mb" 'BEGIN {
     printf "  %d MB: etcd-fleet bootstrap --from-snapshot %.2f s; etcdctl snapshot restore x3 + etcd start %.2f s (%.2fx)\n",
+      mb, f, r, f / r }'
+  awk -v f="$INPLACE_S" -v r="$REF_INPLACE_S" -v mb="$mb" 'BEGIN {
+    printf "  %d MB in place: etcd-fleet restore %.2f s; stop + etcdctl snapshot restore x3 + etcd start %.2f s (%.2fx)\n",
       mb, f, r, f / r }'
   # the raw etcds of the reference
   bench_stop_pids

@@ -27,6 +27,9 @@ configure_file(${PROJECT_SOURCE_DIR}/cmake/sanitizer/default_options.cpp.in
                ${PROJECT_BINARY_DIR}/sanitizer_default_options.cpp @ONLY)
 message(STATUS "sanitizers: address, undefined (reports: ${ETCD_AGENT_SANITIZER_REPORTS}.<pid>)")
 
+# The default options, compiled once (an object library) and linked into every executable.
+add_library(sanitizer_default_options OBJECT ${PROJECT_BINARY_DIR}/sanitizer_default_options.cpp)
+
 # Adds the default options to every executable under `dir` (call it after the add_subdirectory()s):
 # the runtimes read them from the executable itself, so they must be linked into each one.
 function(etcd_agent_sanitize_executables dir)
@@ -34,7 +37,7 @@ function(etcd_agent_sanitize_executables dir)
   foreach(_target IN LISTS _targets)
     get_target_property(_type ${_target} TYPE)
     if(_type STREQUAL "EXECUTABLE")
-      target_sources(${_target} PRIVATE ${PROJECT_BINARY_DIR}/sanitizer_default_options.cpp)
+      target_sources(${_target} PRIVATE $<TARGET_OBJECTS:sanitizer_default_options>)
     endif()
   endforeach()
   get_property(_subdirs DIRECTORY ${dir} PROPERTY SUBDIRECTORIES)

@@ -251,6 +251,11 @@ Transition on(Builder b, const OrphanFound&) {
   return b.enter(S::kOrphaned).then(Do::kReportOrphaned).done();
 }
 
+Transition on(Builder b, const PlanHeld&) {
+  if (b.state() != S::kWaiting) return b.done();
+  return b.enter(S::kStopped).done();
+}
+
 }  // namespace
 
 std::string_view stateName(MemberState state) {
@@ -290,7 +295,7 @@ std::string_view eventName(const Event& event) {
       "RestoreInstalled", "RestoreFailed",  "Spawned",     "SpawnFailed",      "ProbeDue",
       "Healthy",          "Unhealthy",      "EtcdExited",  "StopRequested",    "KillDue",
       "RestoreOverdue",   "Wiped",          "JoinStarted", "PromotionStarted", "PromotionFinished",
-      "OrphanFound",
+      "OrphanFound",      "PlanHeld",
   };
   return kNames[event.index()];
 }

@@ -9,6 +9,7 @@
 //   --answers--> running | learner | promoting  (never killed for it: see Timings)
 //   no state.json but a member's data in the data dir, at start --> orphaned (etcd never started)
 //   stop --> stopping --> stopped;   wipe --> waiting
+//   a plan held stopped by an in-place restore, at start --> stopped (etcd never started)
 //
 // In the spirit of systemd's service_set_state(): next() is the only place the state changes, and
 // entering a state cancels every timer not valid in it, so a timer left over from an earlier
@@ -127,11 +128,13 @@ struct PromotionStarted {};
 struct PromotionFinished {};  // promoted, or the attempt failed (the join flow retries)
 // At start: no state.json, but the data dir holds data.
 struct OrphanFound {};
+// At start: state.json holds a plan that a fleet flow (an in-place restore) holds stopped.
+struct PlanHeld {};
 
 using Event = std::variant<PlanAccepted, StartRequested, RestartDue, RestoreSpawned, RestoreExited,
                            RestoreInstalled, RestoreFailed, Spawned, SpawnFailed, ProbeDue, Healthy,
                            Unhealthy, EtcdExited, StopRequested, KillDue, RestoreOverdue, Wiped,
-                           JoinStarted, PromotionStarted, PromotionFinished, OrphanFound>;
+                           JoinStarted, PromotionStarted, PromotionFinished, OrphanFound, PlanHeld>;
 
 // "PlanAccepted", ...: for logs and test messages.
 std::string_view eventName(const Event& event);

@@ -98,6 +98,59 @@ Result<void> DiskMemberStore::syncMemberDir() {
   return fsyncDirectory(config_.memberDir());
 }
 
+namespace {
+
+// A name an in-place restore gave (in_place_restore.hpp), never a path.
+Result<void> checkAsideName(const std::string& aside) {
+  if (!aside.starts_with("data.before-restore-") || aside.find('/') != std::string::npos) {
+    return fail(Errc::kInvalidArgument, "\"" + aside + "\" is not a data dir kept aside");
+  }
+  return {};
+}
+
+}  // namespace
+
+Result<void> DiskMemberStore::setDataAside(const std::string& aside) {
+  if (aside.empty()) return {};
+  if (auto ok = checkAsideName(aside); !ok) return ok;
+  const std::string to = config_.memberDir() + "/" + aside;
+  std::error_code ec;
+  if (fs::exists(to, ec) || dataDirEmpty()) return {};
+  if (::rename(config_.dataDir().c_str(), to.c_str()) != 0) {
+    return fail(Errc::kIo,
+                "cannot move " + config_.dataDir() + " aside to " + to + ": " + errnoText(errno));
+  }
+  return syncMemberDir();
+}
+
+Result<void> DiskMemberStore::putDataBack(const std::string& aside) {
+  // The restored data goes out of the way under a name of its own first, so that no step ever
+  // deletes a data dir that could be the one kept aside.
+  const std::string discard = config_.memberDir() + "/data.restored-discarded";
+  std::error_code ec;
+  fs::remove_all(discard, ec);
+  if (ec) return fail(Errc::kIo, "cannot delete " + discard + ": " + ec.message());
+  std::string from;
+  if (!aside.empty()) {
+    if (auto ok = checkAsideName(aside); !ok) return ok;
+    from = config_.memberDir() + "/" + aside;
+    if (!fs::exists(from, ec)) return {};  // put back already
+  }
+  if (fs::exists(config_.dataDir(), ec) &&
+      ::rename(config_.dataDir().c_str(), discard.c_str()) != 0) {
+    return fail(Errc::kIo, "cannot move the restored " + config_.dataDir() +
+                               " out of the way: " + errnoText(errno));
+  }
+  if (!from.empty() && ::rename(from.c_str(), config_.dataDir().c_str()) != 0) {
+    return fail(Errc::kIo,
+                "cannot put " + from + " back as " + config_.dataDir() + ": " + errnoText(errno));
+  }
+  if (auto synced = syncMemberDir(); !synced) return synced;
+  fs::remove_all(discard, ec);
+  if (ec) return fail(Errc::kIo, "cannot delete " + discard + ": " + ec.message());
+  return {};
+}
+
 Result<void> DiskMemberStore::wipe() {
   std::error_code ec;
   fs::remove_all(config_.dataDir(), ec);

@@ -2,8 +2,9 @@
 
 // What the supervisor keeps on disk for its member, behind a seam (a unit test uses a store in
 // memory): <data_root>/<member>/ with state.json (the accepted plan), data/ (etcd's data dir),
-// data.restore/ (a restore in progress), .lock (held by the agent, inherited by etcd), and the
-// uploads in <data_root>/restore/<member>/.
+// data.restore/ (a restore in progress), data.before-restore-<UTC>/ (a data dir an in-place
+// restore kept aside), .lock (held by the agent, inherited by etcd), and the uploads in
+// <data_root>/restore/<member>/.
 
 #include <chrono>
 #include <optional>
@@ -48,7 +49,16 @@ class MemberStore {
   // fsync()s the member dir, so the rename survives a crash.
   virtual Result<void> syncMemberDir() = 0;
 
-  // Deletes the data dir, state.json, the uploads and a half-done restore.
+  // In-place restore (agent/member/in_place_restore.hpp). Moves the data dir to <member dir>/
+  // `aside`; nothing when `aside` exists already or the data dir is empty.
+  virtual Result<void> setDataAside(const std::string& aside) = 0;
+  // Puts <member dir>/`aside` back as the data dir, and deletes the data dir it replaces (the
+  // restored one); with `aside` "" (the data dir was empty) only deletes it. Nothing when `aside`
+  // is gone: it was put back already, and the data dir is the one it held.
+  virtual Result<void> putDataBack(const std::string& aside) = 0;
+
+  // Deletes the data dir, state.json, the uploads and a half-done restore (never a data dir kept
+  // aside by an in-place restore).
   virtual Result<void> wipe() = 0;
 };
 
@@ -69,6 +79,8 @@ class DiskMemberStore final : public MemberStore {
   Result<void> clearRestoreTemp() override;
   Result<void> installRestore() override;
   Result<void> syncMemberDir() override;
+  Result<void> setDataAside(const std::string& aside) override;
+  Result<void> putDataBack(const std::string& aside) override;
   Result<void> wipe() override;
 
  private:

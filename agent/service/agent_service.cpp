@@ -291,13 +291,27 @@ grpc::Status AgentService::UploadSnapshot(grpc::ServerContext* ctx,
   if (!reader->Read(&first))
     return {grpc::StatusCode::INVALID_ARGUMENT, "the upload sent no message"};
   if (auto s = asStatus(validateUploadHeader(first)); !s.ok()) return s;
-  // Data never changes under a member: an agent with a plan takes no snapshot.
+  // Data never changes under a member: an agent with a plan takes no snapshot, unless for an
+  // in-place restore of the cluster it runs (RestoreMember PREPARE checks the rest).
   std::optional<v1::MemberState> state;
   using StateDone = std::function<void(grpc::Status, std::optional<v1::MemberState>)>;
   auto s = onLoop<std::optional<v1::MemberState>>(
       io_, 10s, [this](StateDone done) { done(grpc::Status::OK, supervisor_.state()); }, &state);
   if (!s.ok()) return s;
-  if (state) {
+  if (first.in_place()) {
+    if (!state) {
+      return {grpc::StatusCode::FAILED_PRECONDITION,
+              "member \"" + supervisor_.config().member.name +
+                  "\" has no plan: there is no member to restore in place (a bootstrap "
+                  "--from-snapshot uploads without in_place)"};
+    }
+    if (state->plan().cluster_token() != first.cluster_token()) {
+      return {grpc::StatusCode::FAILED_PRECONDITION,
+              "member \"" + supervisor_.config().member.name + "\" runs cluster \"" +
+                  state->plan().cluster_token() + "\", not \"" + first.cluster_token() +
+                  "\": an in-place restore keeps the cluster it restores"};
+    }
+  } else if (state) {
     return {grpc::StatusCode::FAILED_PRECONDITION,
             "member \"" + supervisor_.config().member.name + "\" already has a plan (cluster \"" +
                 state->plan().cluster_token() + "\", accepted " + state->accepted_at() +
@@ -324,6 +338,25 @@ grpc::Status AgentService::UploadSnapshot(grpc::ServerContext* ctx,
   if (!done) return toStatus(done.error());
   *out = std::move(*done);
   return grpc::Status::OK;
+}
+
+grpc::Status AgentService::RestoreMember(grpc::ServerContext* ctx,
+                                         const v1::RestoreMemberRequest* req,
+                                         v1::RestoreMemberResponse* out) {
+  if (auto s = allowMutation(ctx, "RestoreMember"); !s.ok()) return s;
+  if (auto s = asStatus(validate(*req, ValidationContext::forAgent(supervisor_.config())));
+      !s.ok()) {
+    return s;
+  }
+  // Stopping etcd may take the stop timeout (15 s); moving a data dir is a rename.
+  return onLoop<v1::AgentStatus>(
+      io_, 60s,
+      [this, request = *req](Done done) {
+        supervisor_.restoreMember(request, [this, done](Result<void> r) {
+          done(r ? grpc::Status::OK : toStatus(r.error()), status());
+        });
+      },
+      out->mutable_status());
 }
 
 grpc::Status AgentService::RelayDiscovery(grpc::ServerContext* ctx,

@@ -71,6 +71,8 @@ class AgentService final : public v1::Agent::Service {
   grpc::Status UploadSnapshot(grpc::ServerContext*,
                               grpc::ServerReader<v1::UploadSnapshotRequest>* reader,
                               v1::UploadSnapshotResponse*) override;
+  grpc::Status RestoreMember(grpc::ServerContext*, const v1::RestoreMemberRequest*,
+                             v1::RestoreMemberResponse*) override;
   // Waits (on gRPC's thread) for the registry's answer, which may be a parked long poll: at most
   // kMaxRelayedCalls at once, each within the call's deadline (discovery_relay.hpp).
   grpc::Status RelayDiscovery(grpc::ServerContext*, const v1::RelayDiscoveryRequest*,

@@ -91,6 +91,12 @@ v1::MemberPhase wirePhase(MemberState state) {
 
 std::string statusLine(const MemberView& m, const AgentExtras& extras) {
   std::string line = memberLine(m);
+  if (m.plan && m.plan->has_restore()) {
+    line += m.plan->held() ? " · in-place restore: held stopped"
+                           : " · in-place restore: fenced from clients until verified";
+  } else if (m.plan && m.plan->fenced()) {
+    line += " · fenced from clients";
+  }
   if (const std::string note = tls::expiryNote(extras.certificates, extras.now); !note.empty()) {
     line += " · " + note;
   }
@@ -121,6 +127,9 @@ v1::AgentStatus agentStatus(const MemberView& m, const AgentExtras& extras) {
     s.set_plan_mode(m.plan->plan().mode());
     s.set_started_once(m.plan->started_once());
     s.set_tls_stage(m.plan->plan().tls_stage());
+    s.set_restoring_in_place(m.plan->has_restore());
+    s.set_held(m.plan->held());
+    s.set_fenced(m.plan->fenced());
     const auto urls =
         memberUrls(m.config, static_cast<int>(m.plan->plan().client_port()),
                    static_cast<int>(m.plan->plan().peer_port()), m.plan->plan().tls());

@@ -341,17 +341,57 @@ Result<void> validate(const v1::InstallTrustRequest& request) {
   return {};
 }
 
+namespace {
+
+Result<void> validateSha256(const std::string& sha) {
+  if (sha.size() != 64 || !std::all_of(sha.begin(), sha.end(), [](char c) {
+        return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+      })) {
+    return invalid("sha256", "64 lowercase hex digits");
+  }
+  return {};
+}
+
+}  // namespace
+
 Result<void> validateUploadHeader(const v1::UploadSnapshotRequest& request) {
   if (auto r = validateName(request.cluster_token(), "cluster_token"); !r) return r;
   if (request.size() == 0 || request.size() > kMaxSnapshotBytes) {
     return invalid("size", std::to_string(request.size()) + " bytes: a snapshot has 1.." +
                                std::to_string(kMaxSnapshotBytes));
   }
-  const auto& sha = request.sha256();
-  if (sha.size() != 64 || !std::all_of(sha.begin(), sha.end(), [](char c) {
-        return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
-      })) {
-    return invalid("sha256", "64 lowercase hex digits");
+  return validateSha256(request.sha256());
+}
+
+Result<void> validate(const v1::RestoreMemberRequest& request, const ValidationContext& self) {
+  switch (request.action()) {
+    case v1::RESTORE_ACTION_PREPARE: break;
+    case v1::RESTORE_ACTION_START:
+    case v1::RESTORE_ACTION_OPEN:
+    case v1::RESTORE_ACTION_ABORT:
+      if (!request.snapshot().empty() || !request.sha256().empty() ||
+          !request.initial_cluster().empty()) {
+        return invalid("snapshot", "snapshot, sha256 and initial_cluster go with PREPARE only");
+      }
+      return {};
+    default:
+      return invalid("action", "must be one of PREPARE, START, OPEN, ABORT, not " +
+                                   std::to_string(static_cast<int>(request.action())));
+  }
+  if (request.snapshot().empty() || request.snapshot().size() > kMaxPathBytes ||
+      !request.snapshot().starts_with('/')) {
+    return invalid("snapshot", "the absolute path UploadSnapshot returned");
+  }
+  if (auto r = validateSha256(request.sha256()); !r) return r;
+  const std::string field = "initial_cluster";
+  if (request.initial_cluster().size() > kMaxInitialClusterBytes) {
+    return invalid(field, std::to_string(request.initial_cluster().size()) + " bytes: at most " +
+                              std::to_string(kMaxInitialClusterBytes));
+  }
+  auto entries = parseInitialCluster(request.initial_cluster(), field);
+  if (!entries) return fail(entries.error());
+  if (std::ranges::none_of(*entries, [&](const auto& e) { return e.first == self.member_name; })) {
+    return invalid(field, "does not include this agent's member \"" + self.member_name + "\"");
   }
   return {};
 }

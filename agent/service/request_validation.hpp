@@ -64,6 +64,9 @@ Result<void> validate(const v1::InstallCertificatesRequest& request);
 Result<void> validate(const v1::InstallTrustRequest& request);
 // The first message of an upload (size, sha256, cluster_token, maybe a chunk).
 Result<void> validateUploadHeader(const v1::UploadSnapshotRequest& request);
+// PREPARE: an absolute snapshot path, its sha256, an initial cluster that names this member;
+// the other actions carry none of them.
+Result<void> validate(const v1::RestoreMemberRequest& request, const ValidationContext& self);
 
 // Building blocks, also for other edges.
 // A member name or cluster token: 1..kMaxNameBytes of [A-Za-z0-9._-], starting alphanumeric.

@@ -61,6 +61,7 @@ Result<std::shared_ptr<ChildProcess>> ChildProcess::spawn(boost::asio::io_contex
   }
   for (const auto& extra : spec.env) env.push_back(const_cast<char*>(extra.c_str()));
   env.push_back(nullptr);
+  const char* cwd = spec.cwd.empty() ? nullptr : spec.cwd.c_str();
   const pid_t parent = getpid();
 
   pid_t pid = fork();
@@ -82,7 +83,7 @@ Result<std::shared_ptr<ChildProcess>> ChildProcess::spawn(boost::asio::io_contex
     dup2(out[1], 2);
     syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC);
     for (int fd : spec.inherit_fds) fcntl(fd, F_SETFD, 0);
-    execve(argv[0], argv.data(), env.data());
+    if (cwd == nullptr || chdir(cwd) == 0) execve(argv[0], argv.data(), env.data());
     int e = errno;
     ssize_t ignored = write(err_pipe[1], &e, sizeof e);
     (void)ignored;
@@ -99,7 +100,9 @@ Result<std::shared_ptr<ChildProcess>> ChildProcess::spawn(boost::asio::io_contex
   if (n > 0) {
     waitpid(pid, nullptr, 0);
     close(out[0]);
-    return fail(Errc::kIo, "cannot start " + spec.argv[0] + ": " + std::strerror(exec_errno));
+    return fail(Errc::kIo, "cannot start " + spec.argv[0] +
+                               (spec.cwd.empty() ? "" : " in " + spec.cwd) + ": " +
+                               std::strerror(exec_errno));
   }
   // glibc 2.36's <sys/pidfd.h> lacks extern "C"; the raw system call is the portable way.
   int pidfd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));

@@ -32,6 +32,7 @@ struct ChildSpec {
   std::vector<std::string> argv;
   std::vector<int> inherit_fds;  // kept open across exec
   std::vector<std::string> env;  // NAME=VALUE added to (or overriding) the agent's environment
+  std::string cwd;               // the child's working directory; "": the agent's
 };
 
 class ChildProcess : public std::enable_shared_from_this<ChildProcess> {

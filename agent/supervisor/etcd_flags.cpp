@@ -36,6 +36,14 @@ MemberUrls memberUrls(const AgentConfig& config, int client_port, int peer_port,
   return urls;
 }
 
+std::string fencedClientUrl(int client_port) {
+  return "unix://fenced:" + std::to_string(client_port);
+}
+
+std::string fencedClientEndpoint(const AgentConfig& config, int client_port) {
+  return "unix://" + config.memberDir() + "/fenced:" + std::to_string(client_port);
+}
+
 Result<std::vector<std::string>> etcdCommandLine(const AgentConfig& config,
                                                  const v1::MemberState& state) {
   const v1::Plan& plan = state.plan();
@@ -47,8 +55,12 @@ Result<std::vector<std::string>> etcdCommandLine(const AgentConfig& config,
                                             "\" but this agent runs \"" + config.member.name +
                                             "\"");
   }
-  const auto urls = memberUrls(config, static_cast<int>(plan.client_port()),
-                               static_cast<int>(plan.peer_port()), plan.tls());
+  auto urls = memberUrls(config, static_cast<int>(plan.client_port()),
+                         static_cast<int>(plan.peer_port()), plan.tls());
+  if (state.fenced()) {
+    urls.client = fencedClientUrl(static_cast<int>(plan.client_port()));
+    urls.listen_client = {urls.client};
+  }
   std::string listen_client;
   for (const auto& u : urls.listen_client) listen_client += (listen_client.empty() ? "" : ",") + u;
 

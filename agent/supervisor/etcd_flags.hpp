@@ -2,6 +2,7 @@
 
 // The etcd command line, generated from the config and the accepted plan. Pure, golden-tested.
 
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,17 @@ struct MemberUrls {
 
 // `tls`: the plan's (Plan.tls), https:// instead of http://.
 MemberUrls memberUrls(const AgentConfig& config, int client_port, int peer_port, bool tls = false);
+
+// A fenced member (MemberState.fenced: an in-place restore until the fleet verified it) serves
+// clients only on a unix socket, which etcd names after the URL's "host:port" in its working
+// directory, the member dir: "unix://fenced:2379" is <member dir>/fenced:2379 (etcd requires the
+// host:port form). Plaintext, also for a TLS plan: only the agent dials it, and the member dir
+// is 0700.
+std::string fencedClientUrl(int client_port);
+// What the agent dials: "unix://<member dir>/fenced:2379".
+std::string fencedClientEndpoint(const AgentConfig& config, int client_port);
+// A unix socket's path holds at most 107 bytes (sockaddr_un).
+inline constexpr std::size_t kMaxUnixSocketPath = 107;
 
 // argv for etcd (argv[0] = the binary). `started_once` turns a "new" plan into "existing": a
 // restarted member must never try to bootstrap again.

@@ -5,6 +5,7 @@
 #include <csignal>
 #include <utility>
 
+#include "agent/member/in_place_restore.hpp"
 #include "agent/restore/restore.hpp"
 #include "agent/supervisor/etcd_flags.hpp"
 #include "common/duration.hpp"
@@ -118,6 +119,13 @@ Result<void> Supervisor::loadPlan() {
     changed();
     return {};
   }
+  if (plan_->held()) {
+    log_.agent(LOG_NOTICE, "found the plan accepted at " + plan_->accepted_at() +
+                               ", held stopped by an in-place restore (etcd-fleet restore "
+                               "resumes or aborts it); not starting the member");
+    dispatch(lifecycle::PlanHeld{});
+    return {};
+  }
   log_.agent(LOG_INFO,
              "found the plan accepted at " + plan_->accepted_at() + "; starting the member");
   dispatch(lifecycle::PlanAccepted{needsRestore()});
@@ -173,8 +181,135 @@ Result<void> Supervisor::start() {
     return fail(Errc::kFailedPrecondition,
                 "no plan yet: nothing to start (waiting for a bootstrap plan)");
   if (snapshot_.state == MemberState::kRemoved) return fail(Errc::kFailedPrecondition, last_error_);
+  if (plan_->held()) {
+    return fail(Errc::kFailedPrecondition,
+                "member \"" + config_.member.name +
+                    "\" is held stopped by an in-place restore: `etcd-fleet restore` resumes "
+                    "it, `etcd-fleet restore --abort` puts the member back as it was");
+  }
   dispatch(lifecycle::StartRequested{needsRestore()});
   return {};
+}
+
+Result<void> Supervisor::persist(v1::MemberState state) {
+  // Refuse a state etcd could not be started with before it replaces the one that works.
+  if (auto argv = etcdCommandLine(config_, state); !argv) return fail(argv.error());
+  if (auto saved = store_.save(state); !saved) return saved;
+  plan_ = std::move(state);
+  changed();
+  return {};
+}
+
+void Supervisor::restoreMember(const v1::RestoreMemberRequest& request,
+                               std::function<void(Result<void>)> done) {
+  if (!plan_) {
+    return done(fail(Errc::kFailedPrecondition,
+                     "member \"" + config_.member.name +
+                         "\" has no plan yet: there is no member to restore in place"));
+  }
+  switch (snapshot_.state) {
+    case MemberState::kOrphaned:
+    case MemberState::kRemoved: return done(fail(Errc::kFailedPrecondition, last_error_));
+    case MemberState::kStopping:
+      return done(fail(Errc::kUnavailable, "member \"" + config_.member.name +
+                                               "\" is stopping; ask again once it stopped"));
+    default: break;
+  }
+  const auto& plan = plan_->plan();
+  const std::int64_t now = std::chrono::duration_cast<std::chrono::seconds>(
+                               std::chrono::system_clock::now().time_since_epoch())
+                               .count();
+  const RestoreContext context{
+      .now_rfc3339 = nowRfc3339(),
+      .aside_name = asideName(now),
+      .data_dir_empty = store_.dataDirEmpty(),
+      .stopped = snapshot_.state == MemberState::kStopped,
+      .member_name = config_.member.name,
+      .peer_url = memberUrls(config_, static_cast<int>(plan.client_port()),
+                             static_cast<int>(plan.peer_port()), plan.tls())
+                      .peer,
+  };
+  auto step = restoreStep(*plan_, request, context);
+  if (!step) return done(fail(step.error()));
+  if (request.action() == v1::RESTORE_ACTION_PREPARE && step->changed) {
+    if (auto valid = validateRestorePath(config_, request.snapshot()); !valid) {
+      return done(fail(valid.error()));
+    }
+    if (!store_.isFile(request.snapshot())) {
+      return done(fail(Errc::kFailedPrecondition,
+                       "the restore's snapshot " + request.snapshot() +
+                           " is not on this agent: upload it first (UploadSnapshot in_place)"));
+    }
+    const std::string socket = fencedClientEndpoint(config_, static_cast<int>(plan.client_port()));
+    if (socket.size() - std::string("unix://").size() > kMaxUnixSocketPath) {
+      return done(fail(Errc::kFailedPrecondition,
+                       "cannot fence member " + config_.member.name + ": its socket " + socket +
+                           " would be longer than a unix socket path may be (" +
+                           std::to_string(kMaxUnixSocketPath) +
+                           " bytes); use a shorter data_root"));
+    }
+  }
+  if (step->changed) {
+    if (auto argv = etcdCommandLine(config_, step->next); !argv) return done(fail(argv.error()));
+  }
+  auto apply = [this, step = std::move(*step), action = request.action(),
+                done = std::move(done)]() mutable {
+    if (step.hold_first) {
+      v1::MemberState held = *plan_;
+      held.set_held(true);
+      if (auto r = persist(std::move(held)); !r) return done(r);
+    }
+    // The state first, then the data: a PREPARE interrupted between the two finds its data in
+    // place and moves it when asked again; an ABORT finds the restore's record still held.
+    if (step.data == DataMove::kSetAside && step.changed) {
+      if (auto r = persist(step.next); !r) return done(r);
+    }
+    Result<void> moved;
+    if (step.data == DataMove::kSetAside) moved = store_.setDataAside(step.aside);
+    if (step.data == DataMove::kPutBack) moved = store_.putDataBack(step.aside);
+    if (!moved) {
+      last_error_ = "in-place restore: " + moved.error().message;
+      log_.agent(LOG_ERR, last_error_);
+      changed();
+      return done(fail(moved.error()));
+    }
+    if (step.changed && step.data != DataMove::kSetAside) {
+      if (auto r = persist(step.next); !r) return done(r);
+    }
+    switch (action) {
+      case v1::RESTORE_ACTION_PREPARE:
+        if (step.changed) {
+          log_.agent(LOG_NOTICE, "in-place restore: member " + config_.member.name +
+                                     " stopped and held; its data kept aside as " +
+                                     (step.aside.empty() ? std::string("(it was empty)")
+                                                         : config_.memberDir() + "/" + step.aside) +
+                                     "; it restores " + plan_->plan().restore_snapshot() +
+                                     " at START");
+        }
+        break;
+      case v1::RESTORE_ACTION_ABORT:
+        if (step.changed) {
+          log_.agent(LOG_NOTICE,
+                     "in-place restore aborted: member " + config_.member.name +
+                         " has its data back" +
+                         (step.aside.empty() ? std::string(" (empty)")
+                                             : " from " + config_.memberDir() + "/" + step.aside) +
+                         ", held stopped until START");
+        }
+        break;
+      case v1::RESTORE_ACTION_OPEN:
+        if (step.changed) {
+          log_.agent(LOG_NOTICE, "in-place restore verified: member " + config_.member.name +
+                                     " serves its client URLs again");
+        }
+        break;
+      default: break;
+    }
+    if (step.start) dispatch(lifecycle::StartRequested{needsRestore()});
+    done({});
+  };
+  if (step->stop) return stop(std::move(apply));
+  apply();
 }
 
 void Supervisor::stop(std::function<void()> done) {
@@ -371,8 +506,10 @@ std::optional<lifecycle::Event> Supervisor::spawnEtcd() {
     return lifecycle::SpawnFailed{.retryable = false, .at = clock_.now()};
   }
   output_.clear();
+  // In the member dir: a fenced etcd makes its client socket there (etcd_flags.hpp).
   auto child = launcher_.spawn(
-      ChildSpec{*argv, {store_.lockFd()}}, [this](const std::string& line) { onEtcdLine(line); },
+      ChildSpec{.argv = *argv, .inherit_fds = {store_.lockFd()}, .cwd = config_.memberDir()},
+      [this](const std::string& line) { onEtcdLine(line); },
       [this](ExitStatus st) { onChildExit(st); });
   if (!child) {
     // "cannot start /usr/bin/etcd: Argument list too long": the error is the exec failure itself,
@@ -391,6 +528,9 @@ std::optional<lifecycle::Event> Supervisor::spawnEtcd() {
 }
 
 std::string Supervisor::probeEndpoint() const {
+  if (plan_->fenced()) {
+    return fencedClientEndpoint(config_, static_cast<int>(plan_->plan().client_port()));
+  }
   const auto urls = memberUrls(config_, static_cast<int>(plan_->plan().client_port()),
                                static_cast<int>(plan_->plan().peer_port()), plan_->plan().tls());
   return urls.listen_client.back();  // the loopback one when there are two

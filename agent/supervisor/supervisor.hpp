@@ -84,6 +84,13 @@ class Supervisor {
   void setMemberTls(const v1::SetMemberTlsRequest& request, bool enrolled,
                     std::function<void(Result<void>)> done);
 
+  // RestoreMember (`etcd-fleet restore`): one step of an in-place restore (agent/member/
+  // in_place_restore.hpp): etcd stopped as the step says, the state persisted, the data dir moved,
+  // etcd started; `done` runs once the step is complete (after START, once etcd or the restore is
+  // spawned, not healthy yet).
+  void restoreMember(const v1::RestoreMemberRequest& request,
+                     std::function<void(Result<void>)> done);
+
   // The [bootstrap] join flow's progress: it is adding this member (joining), promoting it.
   void joinStarted() { dispatch(lifecycle::JoinStarted{}); }
   void promotionStarted() { dispatch(lifecycle::PromotionStarted{}); }
@@ -139,6 +146,7 @@ class Supervisor {
   void onTimer(lifecycle::Timer timer);
   void kill(int priority, const std::string& why);
   void persistHealthy();
+  Result<void> persist(v1::MemberState state);
   void reportCrash(std::chrono::milliseconds delay);
   void reportRemoved();
   void reportRestoreFailure();

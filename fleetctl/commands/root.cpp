@@ -11,7 +11,7 @@ Command rootCommand() {
        {kvCommands, watchCommands, leaseCommands, concurrencyCommands, clusterCommands,
         maintenanceCommands, authCommands, miscCommands, agentCommands, bootstrapCommands,
         statusCommands, discoveryCommands, caCommands, tokenCommands, enrollCommands, certsCommands,
-        tlsCommands, rollingCommands}) {
+        tlsCommands, rollingCommands, restoreCommands}) {
     for (auto& c : family()) root.children.push_back(std::move(c));
   }
   std::sort(root.children.begin(), root.children.end(),

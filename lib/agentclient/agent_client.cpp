@@ -140,6 +140,15 @@ Result<v1::AgentStatus> AgentClient::setMemberTls(const v1::SetMemberTlsRequest&
   return r->status();
 }
 
+Result<v1::AgentStatus> AgentClient::restoreMember(const v1::RestoreMemberRequest& request) const {
+  // The agent may stop etcd first (up to its 15 s stop timeout), within its 60 s.
+  auto r = call<v1::RestoreMemberRequest, v1::RestoreMemberResponse>(
+      "restore member", request, &v1::Agent::Stub::RestoreMember,
+      std::max<Duration>(timeout_, std::chrono::seconds(65)));
+  if (!r) return fail(r.error());
+  return r->status();
+}
+
 Result<std::string> AgentClient::setAutostart(bool enabled) const {
   v1::SetAutostartRequest req;
   req.set_enabled(enabled);
@@ -162,7 +171,8 @@ Result<v1::NewDiscoveryTokenResponse> AgentClient::newDiscoveryToken(unsigned si
 
 Result<v1::UploadSnapshotResponse> AgentClient::uploadSnapshot(
     const std::string& file, const std::string& cluster_token, std::uint64_t size,
-    const std::string& sha256_hex, const std::function<void(std::uint64_t)>& progress) const {
+    const std::string& sha256_hex, const std::function<void(std::uint64_t)>& progress,
+    fleet::UploadFor purpose) const {
   constexpr Duration timeout = std::chrono::minutes(30);
   const std::string prefix = "agent " + address_ + ": upload snapshot: ";
   std::ifstream in(file, std::ios::binary);
@@ -176,6 +186,7 @@ Result<v1::UploadSnapshotResponse> AgentClient::uploadSnapshot(
   first.set_size(size);
   first.set_sha256(sha256_hex);
   first.set_cluster_token(cluster_token);
+  first.set_in_place(purpose == fleet::UploadFor::kInPlaceRestore);
   bool open = writer->Write(first);
   constexpr std::size_t kChunk = 1U << 20;  // the agent takes at most 1 MiB per message
   std::uint64_t sent = 0;

@@ -61,8 +61,9 @@ class AgentClient final : public fleet::AgentApi {
   Result<v1::SnapshotRecord> takeSnapshot() const override;
   Result<v1::UploadSnapshotResponse> uploadSnapshot(
       const std::string& file, const std::string& cluster_token, std::uint64_t size,
-      const std::string& sha256_hex,
-      const std::function<void(std::uint64_t)>& progress) const override;
+      const std::string& sha256_hex, const std::function<void(std::uint64_t)>& progress,
+      fleet::UploadFor purpose) const override;
+  Result<v1::AgentStatus> restoreMember(const v1::RestoreMemberRequest& request) const override;
   Result<v1::PrepareRotationResponse> prepareRotation() const override;
   Result<v1::InstallCertificatesResponse> installCertificates(
       const v1::EnrollKeyUses& certs) const override;

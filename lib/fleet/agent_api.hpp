@@ -21,6 +21,10 @@ namespace etcdagent::fleet {
 
 inline constexpr int kDefaultAgentPort = 2378;
 
+// What an uploaded snapshot is for: a new member's restore plan (only an agent without a plan
+// takes it), or an in-place restore of the member the agent runs (RestoreMember).
+enum class UploadFor : std::uint8_t { kNewMember, kInPlaceRestore };
+
 class AgentApi {
  public:
   virtual ~AgentApi() = default;
@@ -46,11 +50,15 @@ class AgentApi {
   // Coordinator: a discovery token for a cluster of `size` members on this agent.
   virtual Result<v1::NewDiscoveryTokenResponse> newDiscoveryToken(unsigned size) const = 0;
   // Streams the snapshot `file` (size and sha256 known: the caller checked it) to the agent for a
-  // restore plan of `cluster_token`; `progress` gets the bytes sent so far. Answers the path for
-  // Plan.restore_snapshot.
+  // restore of `cluster_token`; `progress` gets the bytes sent so far. Answers the path for
+  // Plan.restore_snapshot (or RestoreMemberRequest.snapshot).
   virtual Result<v1::UploadSnapshotResponse> uploadSnapshot(
       const std::string& file, const std::string& cluster_token, std::uint64_t size,
-      const std::string& sha256_hex, const std::function<void(std::uint64_t)>& progress) const = 0;
+      const std::string& sha256_hex, const std::function<void(std::uint64_t)>& progress,
+      UploadFor purpose) const = 0;
+  // `etcd-fleet restore`: one step of an in-place restore of the agent's member (RestoreMember).
+  // Answers once the step is done (after START: etcd, or the restore, runs; not healthy yet).
+  virtual Result<v1::AgentStatus> restoreMember(const v1::RestoreMemberRequest& request) const = 0;
   // Certificate rotation (docs/security.md, "Certificate rotation"): fresh keys, pending on the
   // agent, and their CSRs; then the certificates for them, which the agent switches to.
   virtual Result<v1::PrepareRotationResponse> prepareRotation() const = 0;

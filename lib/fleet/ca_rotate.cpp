@@ -2,6 +2,7 @@
 
 #include "common/duration.hpp"
 #include "fleet/fleet_trust.hpp"
+#include "fleet/restore_journal.hpp"
 #include "fleet/rotate.hpp"
 #include "fleet/waits.hpp"
 #include "tls/fleet_pki.hpp"
@@ -23,6 +24,9 @@ class CaRotation {
         journal_path_(rotationJournalPath(tls::fleetPkiPaths(request.fleet_path).dir)) {}
 
   Result<RotateCaReport> run() {
+    if (auto r = checkNoRestoreInProgress(request_.inventory, "ca rotate"); !r) {
+      return fail(r.error());
+    }
     // One member-by-member flow at a time: a rolling restart or defrag finishes first.
     if (auto r = refuseWhileInProgress(rollingJournalPath(request_.fleet_path), {}, "ca rotate");
         !r) {

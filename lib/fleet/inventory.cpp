@@ -107,14 +107,15 @@ Result<Inventory> parseInventory(std::string_view text, std::string_view source)
   inv.path = std::string(source);
 
   for (const auto& [k, v] : root) {
-    if (k.str() == "cluster" || k.str() == "replace" || k.str() == "tls") {
+    if (k.str() == "cluster" || k.str() == "replace" || k.str() == "tls" || k.str() == "restore") {
       if (!v.is_table())
         check.error(v.source(), k.str(), "expected a table [" + std::string(k.str()) + "]");
     } else if (k.str() == "member") {
       if (!v.is_array_of_tables()) check.error(v.source(), k.str(), "expected [[member]] tables");
     } else {
       check.error(k.source(), k.str(),
-                  "unknown section or key (known: [cluster], [[member]], [replace], [tls])");
+                  "unknown section or key (known: [cluster], [[member]], [replace], [tls], "
+                  "[restore])");
     }
   }
 
@@ -165,7 +166,8 @@ Result<Inventory> parseInventory(std::string_view text, std::string_view source)
   }
 
   // The journals are string tables their flows own (and check).
-  for (auto [name, journal] : {std::pair{"replace", &inv.replace}, std::pair{"tls", &inv.tls}}) {
+  for (auto [name, journal] : {std::pair{"replace", &inv.replace}, std::pair{"tls", &inv.tls},
+                               std::pair{"restore", &inv.restore}}) {
     const toml::table* table = root[name].as_table();
     if (table == nullptr) continue;
     for (const auto& [k, v] : *table) {
@@ -212,6 +214,7 @@ std::string renderInventory(const Inventory& inv) {
   };
   journal(inv.replace, "replace", "member replace");
   journal(inv.tls, "tls", "tls enable");
+  journal(inv.restore, "restore", "restore");
   return out;
 }
 

@@ -23,6 +23,9 @@
 //   [tls]                              # only while `tls enable` is in progress
 //   phase = "https"
 //
+//   [restore]                          # only while `restore` (in place) is in progress
+//   phase = "restoring"
+//
 // Parsing is pure (parseInventory works on a string); loadInventory/saveInventory are the only
 // functions that touch the disk. Errors name the file, line and column.
 
@@ -59,6 +62,9 @@ struct Inventory {
   // The journal of an unfinished `tls enable` (tls_enable_journal.hpp owns its keys); empty when
   // none is in progress. In the same file as the members for the same reason.
   std::map<std::string, std::string> tls;
+  // The journal of an unfinished in-place `restore` (restore_journal.hpp owns its keys); empty
+  // when none is in progress.
+  std::map<std::string, std::string> restore;
 
   [[nodiscard]] const InventoryMember* find(std::string_view name) const;
   [[nodiscard]] InventoryMember* find(std::string_view name);
@@ -93,7 +99,7 @@ Result<Inventory> parseInventory(std::string_view text, std::string_view source)
 bool clusterServesTls(const std::optional<Inventory>& inventory,
                       const std::vector<std::string>& endpoints);
 
-// The TOML text of `inventory` (stable order: cluster, members, replace, tls).
+// The TOML text of `inventory` (stable order: cluster, members, replace, tls, restore).
 std::string renderInventory(const Inventory& inventory);
 
 // Reads `path`; std::nullopt when the file does not exist (no fleet bootstrapped yet).

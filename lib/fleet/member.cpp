@@ -5,6 +5,7 @@
 #include "fleet/auth_setup.hpp"
 #include "fleet/bootstrap_plan.hpp"
 #include "fleet/enroll.hpp"
+#include "fleet/restore_journal.hpp"
 #include "fleet/tls_enable_journal.hpp"
 #include "fleet/waits.hpp"
 #include "membership/membership.hpp"
@@ -73,6 +74,8 @@ class MemberAddition {
   Result<AddMemberReport> run() {
     if (req_.inventory) {
       if (auto r = checkNoTlsEnableInProgress(*req_.inventory, "member add"); !r)
+        return fail(r.error());
+      if (auto r = checkNoRestoreInProgress(*req_.inventory, "member add"); !r)
         return fail(r.error());
     }
     if (auto r = identify(); !r) return fail(r.error());
@@ -329,6 +332,8 @@ Result<RemoveTarget> MemberRemoval::resolve() {
 Result<RemoveMemberReport> MemberRemoval::run() {
   if (request_.inventory) {
     if (auto r = checkNoTlsEnableInProgress(*request_.inventory, "member remove"); !r)
+      return fail(r.error());
+    if (auto r = checkNoRestoreInProgress(*request_.inventory, "member remove"); !r)
       return fail(r.error());
   }
   auto& progress = env_.progress;

@@ -8,6 +8,7 @@
 
 #include "fleet/auth_setup.hpp"
 #include "fleet/enroll.hpp"
+#include "fleet/restore_journal.hpp"
 #include "fleet/tls_enable_journal.hpp"
 #include "fleet/waits.hpp"
 #include "membership/membership.hpp"
@@ -380,6 +381,7 @@ Result<ReplaceMemberReport> Replacer::run() {
         e.code == Errc::kCancelled ? Errc::kCancelled : Errc::kFailedPrecondition, e.message});
   };
   if (auto r = checkNoTlsEnableInProgress(inv_, "member replace"); !r) return refused(r.error());
+  if (auto r = checkNoRestoreInProgress(inv_, "member replace"); !r) return refused(r.error());
   auto resumed = resumeOrStart(inv_, request_);
   if (!resumed) return refused(resumed.error());
   if (*resumed) {

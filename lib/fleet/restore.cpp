@@ -31,10 +31,11 @@ std::string oneLine(const std::string& text) {
 
 }  // namespace
 
-Result<LocalSnapshot> checkLocalSnapshot(const std::string& path) {
+Result<LocalSnapshot> checkLocalSnapshot(const std::string& path, std::string_view label,
+                                         std::string_view outcome) {
   auto refuse = [&](const std::string& why) {
     return fail(Errc::kInvalidArgument,
-                "--from-snapshot " + path + ": " + why + "; nothing was changed");
+                std::string(label) + " " + path + ": " + why + "; " + std::string(outcome));
   };
   UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (!fd.valid()) return refuse("cannot open it (" + errnoText(errno) + ")");
@@ -96,11 +97,15 @@ Result<void> checkRestoreMode(bool discovery) {
 
 Result<std::vector<std::string>> uploadSnapshot(
     Progress& progress, const LocalSnapshot& snapshot, const std::string& cluster_token,
-    const std::vector<std::unique_ptr<AgentApi>>& agents, const std::vector<bool>& upload) {
+    const std::vector<std::unique_ptr<AgentApi>>& agents, const std::vector<bool>& upload,
+    UploadFor purpose) {
+  const bool in_place = purpose == UploadFor::kInPlaceRestore;
   auto results = fanOut(agents.size(), [&](std::size_t i) -> Result<v1::UploadSnapshotResponse> {
     const AgentApi& agent = *agents[i];
     if (!upload[i]) {
-      progress.step("  " + agent.address() + " holds this cluster's plan already: no upload");
+      progress.step("  " + agent.address() +
+                    (in_place ? " has its member prepared for this snapshot already: no upload"
+                              : " holds this cluster's plan already: no upload"));
       return v1::UploadSnapshotResponse{};
     }
     int quarter = 0;
@@ -114,7 +119,7 @@ Result<std::vector<std::string>> uploadSnapshot(
       }
     };
     auto r = agent.uploadSnapshot(snapshot.path, cluster_token, snapshot.size, snapshot.sha256_hex,
-                                  sent);
+                                  sent, purpose);
     if (!r) {
       progress.step("  " + agent.address() + " FAILED: " + r.error().message);
     } else {
@@ -133,9 +138,9 @@ Result<std::vector<std::string>> uploadSnapshot(
     }
   }
   if (!refused.empty()) {
-    return fail(
-        Errc::kFailedPrecondition,
-        "the snapshot could not be uploaded to every agent; no agent got a plan:" + refused);
+    return fail(Errc::kFailedPrecondition,
+                std::string("the snapshot could not be uploaded to every agent; ") +
+                    (in_place ? "no member was touched:" : "no agent got a plan:") + refused);
   }
   return paths;
 }

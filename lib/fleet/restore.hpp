@@ -11,6 +11,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/error.hpp"
@@ -29,8 +30,11 @@ struct LocalSnapshot {
 
 // Reads FILE once (mmap): its size, sha256 and etcd's sha256 trailer, then its bbolt database
 // with the integrity check of `snapshot status` (every reachable page): a file whose trailer is
-// right but whose database is damaged is refused too. Every error names the file.
-Result<LocalSnapshot> checkLocalSnapshot(const std::string& path);
+// right but whose database is damaged is refused too. Every error names the file after `label`
+// (the flag or command it came with) and ends with `outcome`.
+Result<LocalSnapshot> checkLocalSnapshot(const std::string& path,
+                                         std::string_view label = "--from-snapshot",
+                                         std::string_view outcome = "nothing was changed");
 
 // "backup.db: 2.1 MB, sha256 3f0c..., revision 1042, 1003 keys"
 std::string describeSnapshot(const LocalSnapshot& snapshot);
@@ -40,9 +44,11 @@ Result<void> checkRestoreMode(bool discovery);
 
 // Streams the snapshot to the agents with `upload[i]` set, in parallel, one progress line per
 // agent for every quarter of a big file. Answers each agent's path ("" where not uploaded), or an
-// error naming every agent that refused.
+// error naming every agent that refused. `purpose`: a new member's plan (bootstrap
+// --from-snapshot), or the in-place restore of the member the agent runs (restore_in_place.hpp).
 Result<std::vector<std::string>> uploadSnapshot(
     Progress& progress, const LocalSnapshot& snapshot, const std::string& cluster_token,
-    const std::vector<std::unique_ptr<AgentApi>>& agents, const std::vector<bool>& upload);
+    const std::vector<std::unique_ptr<AgentApi>>& agents, const std::vector<bool>& upload,
+    UploadFor purpose = UploadFor::kNewMember);
 
 }  // namespace etcdagent::fleet

@@ -4,6 +4,7 @@
 
 #include "common/duration.hpp"
 #include "fleet/fan_out.hpp"
+#include "fleet/restore_journal.hpp"
 #include "fleet/waits.hpp"
 #include "tls/fleet_pki.hpp"
 
@@ -211,6 +212,7 @@ Result<RollingJournal> openRollingJournal(const Env& env, const Inventory& inven
                                           RotationKind kind, RotationStep step,
                                           const std::string& what) {
   RollingJournal out{.path = rollingJournalPath(inventory.path), .journal = {}, .resumed = false};
+  if (auto r = checkNoRestoreInProgress(inventory, what); !r) return fail(r.error());
   if (auto r = refuseWhileInProgress(rotationJournalPath(tls::fleetPkiPaths(inventory.path).dir),
                                      {}, what);
       !r) {

@@ -2,6 +2,7 @@
 
 #include "common/duration.hpp"
 #include "fleet/agent_certs.hpp"
+#include "fleet/restore_journal.hpp"
 #include "fleet/rotation_journal.hpp"
 
 namespace etcdagent::fleet {
@@ -37,6 +38,9 @@ Result<RotateCertsReport> rotateCertificates(const Env& env, const RotateCertsRe
   if (request.pki == nullptr) {
     return fail(Errc::kFailedPrecondition,
                 "this fleet has no CA: its members have no certificates to rotate");
+  }
+  if (auto r = checkNoRestoreInProgress(request.inventory, "certs rotate"); !r) {
+    return fail(r.error());
   }
   // One member-by-member flow at a time: a rolling restart or defrag finishes first.
   if (auto r =

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <set>
 
+#include "fleet/restore_journal.hpp"
 #include "fleet/tls_enable_journal.hpp"
 #include "fleet/waits.hpp"
 #include "membership/membership.hpp"
@@ -116,6 +117,7 @@ Result<const MemberInfo*> TlsEnabler::clusterMember(const std::vector<MemberInfo
 
 // Nothing changes before this passes: the agents, the member list and the health of every member.
 Result<std::string> TlsEnabler::check(bool resumed) {
+  if (auto r = checkNoRestoreInProgress(inv_, "tls enable"); !r) return fail(r.error());
   if (!inv_.replace.empty()) {
     return fail(Errc::kFailedPrecondition,
                 "a member replace is in progress (" + inv_.path +

@@ -269,8 +269,8 @@ TEST(Restore, RefusesACorruptedSnapshotDiscoveryAndAnAgentWithAPlan) {
 
   // An agent that holds a plan takes no upload, and keeps its member.
   const auto size = fs::file_size(source.snapshot);
-  auto up = source.fleet.agent(0).client().uploadSnapshot(source.snapshot, "source", size,
-                                                          std::string(64, '0'), {});
+  auto up = source.fleet.agent(0).client().uploadSnapshot(
+      source.snapshot, "source", size, std::string(64, '0'), {}, fleet::UploadFor::kNewMember);
   ASSERT_FALSE(up);
   EXPECT_NE(up.error().message.find("already has a plan"), std::string::npos) << up.error().message;
   EXPECT_FALSE(fs::exists(source.fleet.agent(0).dataRoot() + "/restore"));
@@ -288,7 +288,7 @@ TEST(Restore, RefusesACorruptedSnapshotDiscoveryAndAnAgentWithAPlan) {
 
   // A wrong sha256 announced for a real snapshot: refused, no file left.
   up = f.agent(0).client().uploadSnapshot(source.snapshot, "refused", size, std::string(64, '0'),
-                                          {});
+                                          {}, fleet::UploadFor::kNewMember);
   ASSERT_FALSE(up);
   EXPECT_NE(up.error().message.find("corrupted on the way"), std::string::npos)
       << up.error().message;
@@ -384,8 +384,8 @@ TEST(Restore, AFailingEtcdctlLeavesTheMemberUnstartedWithItsLastLines) {
   std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   auto local = fleet::checkLocalSnapshot(source.snapshot);
   ASSERT_TRUE(local) << local.error().message;
-  auto up =
-      agent.client().uploadSnapshot(source.snapshot, "broken", local->size, local->sha256_hex, {});
+  auto up = agent.client().uploadSnapshot(source.snapshot, "broken", local->size, local->sha256_hex,
+                                          {}, fleet::UploadFor::kNewMember);
   ASSERT_TRUE(up) << up.error().message;
   EXPECT_EQ(up->path(), agent.dataRoot() + "/restore/m1/broken.db");
   EXPECT_EQ(up->sha256(), local->sha256_hex);
@@ -422,8 +422,8 @@ TEST(Restore, AFailingEtcdctlLeavesTheMemberUnstartedWithItsLastLines) {
 
   // The same plan again changes nothing; another upload is refused now.
   ASSERT_TRUE(agent.client().applyPlan(plan));
-  auto again =
-      agent.client().uploadSnapshot(source.snapshot, "broken", local->size, local->sha256_hex, {});
+  auto again = agent.client().uploadSnapshot(source.snapshot, "broken", local->size,
+                                             local->sha256_hex, {}, fleet::UploadFor::kNewMember);
   ASSERT_FALSE(again);
   EXPECT_NE(again.error().message.find("already has a plan"), std::string::npos);
 
@@ -473,7 +473,8 @@ TEST(Restore, ARunningRestoreShowsInTheStatusAndStopInterruptsIt) {
   std::ifstream whole(snapshot, std::ios::binary);
   const std::string file((std::istreambuf_iterator<char>(whole)), std::istreambuf_iterator<char>());
   const std::string sha256_hex = hexEncode(sha256Of(file));
-  auto up = agent.client().uploadSnapshot(snapshot, "slow", file.size(), sha256_hex, {});
+  auto up = agent.client().uploadSnapshot(snapshot, "slow", file.size(), sha256_hex, {},
+                                          fleet::UploadFor::kNewMember);
   ASSERT_TRUE(up) << up.error().message;
   auto plan = agent.plan(v1::PLAN_MODE_NEW);
   plan.set_cluster_token("slow");

@@ -81,6 +81,16 @@ struct FakeHost {
   [[nodiscard]] std::string clientUrl() const {
     return scheme() + advertise + ":" + std::to_string(client_port);
   }
+  // An in-place restore (RestoreMember): the sha256 it restores ("" = none), held stopped, serving
+  // clients only on its fenced socket; `revision` is what its data answers (`restored_revision`
+  // once restored, `revision_before` back after ABORT).
+  std::string restoring_sha;
+  bool held = false;
+  bool fenced = false;
+  std::int64_t revision = 500;
+  std::int64_t revision_before = 0;
+  std::int64_t restored_revision = 4;
+  bool restored = false;  // its data came from the snapshot (OPEN keeps it)
   unsigned restarts = 0;  // etcd restarted by SetMemberTls
   // Its etcd keeps exiting after SetMemberTls restarts it (a certificate file missing).
   bool crash_on_tls_step = false;
@@ -236,6 +246,10 @@ class FakeFleet {
     s.add_client_urls(h.clientUrl());
     s.add_peer_urls(h.peerUrl());
     s.set_last_error(h.last_error);
+    s.set_restoring_in_place(!h.restoring_sha.empty());
+    s.set_held(h.held);
+    s.set_fenced(h.fenced);
+    s.set_revision(h.revision);
     if (h.started) s.set_etcd_pid(h.etcd_pid);
     const Member* m = member(h.member_id);
     const bool healthy = h.started && !h.never_healthy && m != nullptr;
@@ -491,7 +505,7 @@ class FakeAgent final : public fleet::AgentApi {
 
   Result<v1::UploadSnapshotResponse> uploadSnapshot(
       const std::string&, const std::string& cluster_token, std::uint64_t size, const std::string&,
-      const std::function<void(std::uint64_t)>& progress) const override {
+      const std::function<void(std::uint64_t)>& progress, fleet::UploadFor) const override {
     auto r = with("uploadSnapshot", [&](FakeHost&) -> Result<v1::UploadSnapshotResponse> {
       v1::UploadSnapshotResponse u;
       u.set_path("/var/lib/etcd-agent/restore/" + cluster_token + ".db");
@@ -500,6 +514,82 @@ class FakeAgent final : public fleet::AgentApi {
     });
     if (r && progress) progress(size);
     return r;
+  }
+
+  // The in-place restore's steps, as agent/member/in_place_restore.cpp decides them (each
+  // idempotent); recorded as "restoreMember PREPARE", ... (calls()).
+  Result<v1::AgentStatus> restoreMember(const v1::RestoreMemberRequest& req) const override {
+    const std::string action = req.action() == v1::RESTORE_ACTION_PREPARE ? "PREPARE"
+                               : req.action() == v1::RESTORE_ACTION_START ? "START"
+                               : req.action() == v1::RESTORE_ACTION_OPEN  ? "OPEN"
+                                                                          : "ABORT";
+    return with("restoreMember " + action, [&](FakeHost& h) -> Result<v1::AgentStatus> {
+      auto stop = [&] {
+        h.started = false;
+        h.stopped = true;
+      };
+      auto start = [&] {
+        h.stopped = false;
+        h.started = true;
+        h.etcd_pid = fleet_.next_pid_++;
+      };
+      switch (req.action()) {
+        case v1::RESTORE_ACTION_PREPARE:
+          if (!h.restoring_sha.empty()) {
+            if (h.restoring_sha != req.sha256()) {
+              return fail(Errc::kFailedPrecondition,
+                          "agent " + address_ +
+                              ": an in-place restore of another snapshot is "
+                              "under way");
+            }
+            if (h.held) stop();
+            break;
+          }
+          if (req.snapshot().empty()) {
+            return fail(Errc::kInvalidArgument, "agent " + address_ + ": snapshot: missing");
+          }
+          stop();
+          h.restoring_sha = req.sha256();
+          h.revision_before = h.revision;
+          h.held = true;
+          h.fenced = true;
+          h.started_once = false;
+          break;
+        case v1::RESTORE_ACTION_START:
+          if (h.held) {
+            h.held = false;
+            start();
+            if (!h.restoring_sha.empty() && !h.restored) {
+              h.revision = h.restored_revision;
+              h.restored = true;
+            }
+            h.started_once = true;
+          } else if (h.stopped) {
+            start();
+          }
+          break;
+        case v1::RESTORE_ACTION_OPEN:
+          if (h.restoring_sha.empty() && !h.fenced) break;
+          if (h.held) {
+            return fail(Errc::kFailedPrecondition, "agent " + address_ + ": held stopped");
+          }
+          h.restoring_sha.clear();
+          h.fenced = false;
+          start();
+          break;
+        default:  // ABORT
+          if (h.restoring_sha.empty()) break;
+          stop();
+          h.restoring_sha.clear();
+          h.fenced = false;
+          h.held = true;
+          h.restored = false;
+          h.revision = h.revision_before;
+          h.started_once = true;
+          break;
+      }
+      return fleet_.statusLocked(h);
+    });
   }
 
   // Fresh keys and CSRs with the names an agent's have (lib/tls, real keys: the flow checks and

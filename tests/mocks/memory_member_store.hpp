@@ -50,6 +50,27 @@ class MemoryMemberStore final : public agent::MemberStore {
     return {};
   }
   Result<void> syncMemberDir() override { return {}; }
+  // In-place restore: the data dirs kept aside, by name (true: it held data).
+  std::set<std::string> aside;
+  std::optional<Error> fail_move;
+  Result<void> setDataAside(const std::string& name) override {
+    if (fail_move) return fail(*fail_move);
+    if (name.empty() || aside.contains(name) || data_empty) return {};
+    aside.insert(name);
+    data_empty = true;
+    return {};
+  }
+  Result<void> putDataBack(const std::string& name) override {
+    if (fail_move) return fail(*fail_move);
+    if (name.empty()) {
+      data_empty = true;
+      return {};
+    }
+    if (!aside.contains(name)) return {};
+    aside.erase(name);
+    data_empty = false;
+    return {};
+  }
   Result<void> wipe() override {
     if (fail_wipe) return fail(*fail_wipe);
     ++wipes;

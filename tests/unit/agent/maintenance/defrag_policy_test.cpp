@@ -165,7 +165,7 @@ class AnsweredChecks final : public DefragJobs {
   std::function<void(DefragOutcome)> pending;
 };
 
-class Keeper : public ::testing::Test {
+class DefragPolicyKeeper : public ::testing::Test {
  protected:
   testing::ManualClock clock_;
   AnsweredChecks jobs_;
@@ -187,7 +187,7 @@ class Keeper : public ::testing::Test {
   }
 };
 
-TEST_F(Keeper, OnlyTheLeadersAgentChecksOnceAMinute) {
+TEST_F(DefragPolicyKeeper, OnlyTheLeadersAgentChecksOnceAMinute) {
   keeper_.observe(leader(false));
   EXPECT_EQ(jobs_.checks, 0);
   keeper_.observe(leader());
@@ -201,7 +201,7 @@ TEST_F(Keeper, OnlyTheLeadersAgentChecksOnceAMinute) {
   EXPECT_EQ(jobs_.checks, 2);
 }
 
-TEST_F(Keeper, AStepIsFollowedByTheNextCheckSoonAndCounted) {
+TEST_F(DefragPolicyKeeper, AStepIsFollowedByTheNextCheckSoonAndCounted) {
   keeper_.observe(leader());
   jobs_.answer({.did = Kind::kDefragment, .summary = "m2: db size 52 MB -> 1.2 MB"});
   EXPECT_EQ(keeper_.report().defrags(), 1u);
@@ -218,7 +218,7 @@ TEST_F(Keeper, AStepIsFollowedByTheNextCheckSoonAndCounted) {
   EXPECT_EQ(jobs_.checks, 2);
 }
 
-TEST_F(Keeper, AWaitIsJournaledOnceAndAFailureCounted) {
+TEST_F(DefragPolicyKeeper, AWaitIsJournaledOnceAndAFailureCounted) {
   keeper_.observe(leader());
   jobs_.answer({.did = Kind::kWait, .summary = "m2 does not answer"});
   clock_.advance(60s);
@@ -238,7 +238,7 @@ TEST_F(Keeper, AWaitIsJournaledOnceAndAFailureCounted) {
                                               "defrag policy: m2: defragmentation failed"}));
 }
 
-TEST_F(Keeper, StandsAsideUnderNospaceAndOutsideItsWindow) {
+TEST_F(DefragPolicyKeeper, StandsAsideUnderNospaceAndOutsideItsWindow) {
   keeper_.observe(leader(true, true));
   EXPECT_EQ(jobs_.checks, 0);
   keeper_.reconfigure({.automatic = true,
@@ -254,7 +254,7 @@ TEST_F(Keeper, StandsAsideUnderNospaceAndOutsideItsWindow) {
   EXPECT_EQ(jobs_.checks, 1);
 }
 
-TEST_F(Keeper, OffDoesNothing) {
+TEST_F(DefragPolicyKeeper, OffDoesNothing) {
   keeper_.reconfigure({.automatic = false});
   keeper_.observe(leader());
   EXPECT_EQ(jobs_.checks, 0);

@@ -27,7 +27,7 @@ void write(const std::string& path, const std::string& bytes) {
   std::ofstream(path, std::ios::binary) << bytes;
 }
 
-class SnapshotFiles : public ::testing::Test {
+class SnapshotJobFiles : public ::testing::Test {
  protected:
   testing::UnitTempDir tmp_;
   SnapshotDir dir_{tmp_.path(), "cluster-a", "m1"};
@@ -36,7 +36,7 @@ class SnapshotFiles : public ::testing::Test {
   void SetUp() override { ASSERT_TRUE(dir_.ensure()); }
 };
 
-TEST_F(SnapshotFiles, AGoodSnapshotVerifiesWithWhatEtcdsStatusReads) {
+TEST_F(SnapshotJobFiles, AGoodSnapshotVerifiesWithWhatEtcdsStatusReads) {
   write(dir_.file("m1-20261204T020000Z.db"), good_);
   v1::SnapshotRecord record;
   ASSERT_TRUE(verifySnapshotInto(dir_.file("m1-20261204T020000Z.db"), record));
@@ -48,7 +48,7 @@ TEST_F(SnapshotFiles, AGoodSnapshotVerifiesWithWhatEtcdsStatusReads) {
   EXPECT_GT(record.total_keys(), 0);
 }
 
-TEST_F(SnapshotFiles, AFlippedByteTruncationOrAFileThatIsNotBboltFailsVerification) {
+TEST_F(SnapshotJobFiles, AFlippedByteTruncationOrAFileThatIsNotBboltFailsVerification) {
   std::string flipped = good_;
   flipped[flipped.size() / 2] ^= 0x01;
   const std::string truncated = good_.substr(0, good_.size() - 100);
@@ -65,7 +65,7 @@ TEST_F(SnapshotFiles, AFlippedByteTruncationOrAFileThatIsNotBboltFailsVerificati
   }
 }
 
-TEST_F(SnapshotFiles, TheScanVerifiesUnrecordedSnapshotsSetsBadOnesAsideAndRemovesParts) {
+TEST_F(SnapshotJobFiles, TheScanVerifiesUnrecordedSnapshotsSetsBadOnesAsideAndRemovesParts) {
   write(dir_.file("m1-20261201T000000Z.db"), good_);  // no record: the agent stopped before it
   std::string flipped = good_;
   flipped[100] ^= 0x01;
@@ -88,7 +88,7 @@ TEST_F(SnapshotFiles, TheScanVerifiesUnrecordedSnapshotsSetsBadOnesAsideAndRemov
   EXPECT_EQ(out.notes.size(), 3u);
 }
 
-TEST_F(SnapshotFiles, RetentionRemovesSnapshotsWithTheirRecordsAndKeepsTheNewestBadOnes) {
+TEST_F(SnapshotJobFiles, RetentionRemovesSnapshotsWithTheirRecordsAndKeepsTheNewestBadOnes) {
   for (int day = 1; day <= 5; ++day) {
     v1::SnapshotRecord r;
     r.set_name("m1-2026120" + std::to_string(day) + "T000000Z.db");
@@ -116,7 +116,7 @@ TEST_F(SnapshotFiles, RetentionRemovesSnapshotsWithTheirRecordsAndKeepsTheNewest
   EXPECT_EQ(out.listing.bad[0].name(), "m1-20261105T000000Z.bad");
 }
 
-TEST_F(SnapshotFiles, NewNamesAreUniqueWithinOneSecond) {
+TEST_F(SnapshotJobFiles, NewNamesAreUniqueWithinOneSecond) {
   const auto t = std::chrono::system_clock::time_point(std::chrono::seconds(1796349600));
   EXPECT_EQ(dir_.newStem(t), "m1-20261204T020000Z");
   write(dir_.file("m1-20261204T020000Z.db"), good_);

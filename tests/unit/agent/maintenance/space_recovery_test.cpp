@@ -149,7 +149,7 @@ class AnsweredJobs final : public SpaceJobs {
   std::function<void(SpaceOutcome)> pending;
 };
 
-class Keeper : public ::testing::Test {
+class SpaceRecoveryKeeper : public ::testing::Test {
  protected:
   testing::ManualClock clock_;
   AnsweredJobs jobs_;
@@ -169,7 +169,7 @@ class Keeper : public ::testing::Test {
   }
 };
 
-TEST_F(Keeper, OnlyTheLeadersAgentRecovers) {
+TEST_F(SpaceRecoveryKeeper, OnlyTheLeadersAgentRecovers) {
   keeper_.observe(seen(true, false));
   EXPECT_TRUE(jobs_.targets.empty());
   EXPECT_TRUE(keeper_.report().nospace());
@@ -187,7 +187,7 @@ TEST_F(Keeper, OnlyTheLeadersAgentRecovers) {
   EXPECT_EQ(notes_.back(), "NOSPACE recovered: compacted to revision 9; NOSPACE disarmed (m1)");
 }
 
-TEST_F(Keeper, AFailureIsTriedAgainLaterWithAGrowingDelay) {
+TEST_F(SpaceRecoveryKeeper, AFailureIsTriedAgainLaterWithAGrowingDelay) {
   keeper_.observe(seen(true, true));
   jobs_.answer({.cleared = false, .summary = "m3's database is still 14.0 MiB"});
   EXPECT_EQ(keeper_.report().failures(), 1u);
@@ -207,7 +207,7 @@ TEST_F(Keeper, AFailureIsTriedAgainLaterWithAGrowingDelay) {
   EXPECT_EQ(jobs_.targets.size(), 2u);
 }
 
-TEST_F(Keeper, AnAlarmClearedElsewhereEndsTheWait) {
+TEST_F(SpaceRecoveryKeeper, AnAlarmClearedElsewhereEndsTheWait) {
   keeper_.observe(seen(true, true));
   jobs_.answer({.cleared = false, .summary = "compaction failed"});
   keeper_.observe(seen(false, true));
@@ -217,14 +217,14 @@ TEST_F(Keeper, AnAlarmClearedElsewhereEndsTheWait) {
   EXPECT_EQ(jobs_.targets.size(), 2u);
 }
 
-TEST_F(Keeper, RecoveryOffOnlyReports) {
+TEST_F(SpaceRecoveryKeeper, RecoveryOffOnlyReports) {
   keeper_.reconfigure({.recover = false, .disarm_below_percent = 80, .quota_bytes = 16 * kMiB});
   keeper_.observe(seen(true, true));
   EXPECT_TRUE(jobs_.targets.empty());
   EXPECT_EQ(spaceNote(keeper_.report()), "NOSPACE alarm (recovery off)");
 }
 
-TEST_F(Keeper, AnUnhealthyProbeSaysNothing) {
+TEST_F(SpaceRecoveryKeeper, AnUnhealthyProbeSaysNothing) {
   keeper_.observe(seen(true, true));
   jobs_.answer({.cleared = true, .summary = "done"});
   keeper_.observe({.healthy = false});

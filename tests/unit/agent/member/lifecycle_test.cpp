@@ -86,6 +86,7 @@ const std::vector<Event>& everyEvent() {
       PromotionStarted{},
       PromotionFinished{},
       OrphanFound{},
+      PlanHeld{},
   };
   return events;
 }
@@ -138,6 +139,8 @@ const Row kTable[] = {
                {".",        ".",        ".",            ".",            "starting","starting","starting",".",       ".",       ".",        ".",          ".", ".", "starting"}},
   {OrphanFound{},         "OrphanFound",
                {"orphaned", ".",        ".",            ".",            ".",      ".",       ".",       ".",        ".",       ".",        ".",          ".", ".", "."}},
+  {PlanHeld{},            "PlanHeld",
+               {"stopped",  ".",        ".",            ".",            ".",      ".",       ".",       ".",        ".",       ".",        ".",          ".", ".", "."}},
   {EtcdExited{false, t0}, "EtcdExited",
                {".",        ".",        ".",            "backoff",      "backoff","backoff", "backoff", ".",        "stopped", ".",        ".",          ".", ".", "backoff"}},
   {EtcdExited{true, t0},  "EtcdExited (said removed)",
@@ -334,6 +337,15 @@ TEST(Lifecycle, OrphanedDataIsNeverStartedAndOnlyAWipeEndsIt) {
   EXPECT_EQ(wiped.next.state, S::kWaiting);
   EXPECT_TRUE(has(wiped, Do::kResetCounters));
   EXPECT_EQ(next(in(S::kRunning), OrphanFound{}).next.state, S::kRunning);
+}
+
+// An in-place restore holds its member stopped: an agent restarted meanwhile never starts etcd.
+TEST(Lifecycle, APlanHeldAtStartIsStoppedWithoutStartingEtcd) {
+  const auto t = next(in(S::kWaiting), PlanHeld{});
+  EXPECT_EQ(t.next.state, S::kStopped);
+  EXPECT_FALSE(has(t, Do::kSpawnEtcd) || has(t, Do::kRunRestore));
+  EXPECT_EQ(next(t.next, StartRequested{true}).next.state, S::kRestoring);
+  EXPECT_EQ(next(in(S::kRunning), PlanHeld{}).next.state, S::kRunning);
 }
 
 TEST(Lifecycle, CrashesBackOffFromOneSecondDoublingAndFiveQuickOnesAreACrashLoop) {

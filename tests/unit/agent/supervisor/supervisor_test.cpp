@@ -765,5 +765,167 @@ TEST_F(SupervisorTest, AMemberThatNeverRanIsNotConverted) {
   EXPECT_EQ(launcher.spawned(), 1U);
 }
 
+// --- In-place restore (RestoreMember, agent/member/in_place_restore.hpp)
+// --------------------------
+
+const std::string kInPlaceCluster = "m1=http://127.0.0.1:2380,m2=http://127.0.0.2:2380";
+
+v1::RestoreMemberRequest restoreAsk(v1::RestoreAction action) {
+  v1::RestoreMemberRequest r;
+  r.set_action(action);
+  if (action == v1::RESTORE_ACTION_PREPARE) {
+    r.set_snapshot(kSnapshot);
+    r.set_sha256(std::string(64, 'c'));
+    r.set_initial_cluster(kInPlaceCluster);
+  }
+  return r;
+}
+
+class InPlaceRestoreTest : public SupervisorTest {
+ protected:
+  // Asks for `action`; etcd, if it runs, exits on SIGTERM as asked. The step's outcome.
+  Result<void> ask(v1::RestoreAction action) {
+    std::optional<Result<void>> outcome;
+    supervisor->restoreMember(restoreAsk(action), [&](Result<void> r) { outcome = r; });
+    if (!outcome && launcher.running() && !launcher.last().signals.empty()) {
+      launcher.exit(kTerminated);
+    }
+    EXPECT_TRUE(outcome.has_value()) << "the step did not complete";
+    return outcome.value_or(fail(Errc::kInternal, "no outcome"));
+  }
+
+  // A healthy member with data, its snapshot uploaded; then PREPARE.
+  void prepared() {
+    running();
+    store.data_empty = false;
+    store.files.insert(kSnapshot);
+    auto r = ask(v1::RESTORE_ACTION_PREPARE);
+    ASSERT_TRUE(r) << r.error().message;
+  }
+
+  std::string flag(const std::string& name) {
+    for (const auto& a : launcher.last().spec.argv) {
+      if (a.starts_with(name + "=")) return a.substr(name.size() + 1);
+    }
+    return "";
+  }
+};
+
+TEST_F(InPlaceRestoreTest, PrepareStopsEtcdKeepsItsDataAsideAndHoldsItStopped) {
+  prepared();
+  EXPECT_EQ(status().state(), "stopped");
+  EXPECT_FALSE(launcher.running());
+  ASSERT_EQ(store.aside.size(), 1U);
+  EXPECT_TRUE(store.aside.begin()->starts_with("data.before-restore-"));
+  EXPECT_TRUE(store.data_empty);
+  ASSERT_TRUE(store.state);
+  EXPECT_TRUE(store.state->held());
+  EXPECT_TRUE(store.state->fenced());
+  EXPECT_EQ(store.state->restore().aside(), *store.aside.begin());
+  const auto s = status();
+  EXPECT_TRUE(s.restoring_in_place());
+  EXPECT_TRUE(s.held());
+  EXPECT_THAT(s.status_line(), HasSubstr("in-place restore: held stopped"));
+
+  // Held: neither StartMember nor a new agent on the same state starts it.
+  auto started = supervisor->start();
+  ASSERT_FALSE(started);
+  EXPECT_THAT(started.error().message, HasSubstr("held stopped by an in-place restore"));
+  const auto spawned = launcher.spawned();
+  make(testConfig());
+  init();
+  EXPECT_EQ(status().state(), "stopped");
+  EXPECT_EQ(launcher.spawned(), spawned);
+}
+
+TEST_F(InPlaceRestoreTest, StartRestoresThenRunsEtcdFencedOnASocketInTheMemberDir) {
+  prepared();
+  ASSERT_TRUE(ask(v1::RESTORE_ACTION_START));
+  EXPECT_EQ(status().state(), "restoring");
+  const auto& restore = launcher.last().spec.argv;
+  EXPECT_EQ(restore.front(), "/usr/bin/etcdctl");
+  EXPECT_THAT(restore, Contains("--initial-cluster"));
+  EXPECT_THAT(restore, Contains(kInPlaceCluster)) << "the whole cluster, the same as every member";
+  launcher.exit(ExitStatus{0, 0});
+  ASSERT_EQ(launcher.last().spec.argv.front(), "/usr/bin/etcd");
+  EXPECT_EQ(flag("--listen-client-urls"), "unix://fenced:2379");
+  EXPECT_EQ(flag("--advertise-client-urls"), "unix://fenced:2379");
+  EXPECT_EQ(flag("--initial-cluster-state"), "new");
+  EXPECT_EQ(launcher.last().spec.cwd, "/nonexistent-agent-root/m1");
+  EXPECT_EQ(health.endpoints.back(), "unix:///nonexistent-agent-root/m1/fenced:2379");
+  probed(FakeHealth::healthy());
+  EXPECT_EQ(status().state(), "running");
+  EXPECT_TRUE(status().fenced());
+  EXPECT_THAT(status().status_line(), HasSubstr("fenced from clients until verified"));
+  EXPECT_FALSE(store.files.contains(kSnapshot)) << "restored: the upload goes once healthy";
+}
+
+TEST_F(InPlaceRestoreTest, OpenRestartsEtcdOnItsClientUrlsAndKeepsTheDataAside) {
+  prepared();
+  ASSERT_TRUE(ask(v1::RESTORE_ACTION_START));
+  launcher.exit(ExitStatus{0, 0});
+  probed(FakeHealth::healthy());
+  ASSERT_TRUE(ask(v1::RESTORE_ACTION_OPEN));
+  EXPECT_EQ(flag("--listen-client-urls"), "http://127.0.0.1:2379");
+  EXPECT_EQ(flag("--initial-cluster-state"), "existing") << "it ran: never a bootstrap again";
+  EXPECT_EQ(launcher.last().spec.cwd, "/nonexistent-agent-root/m1");
+  EXPECT_FALSE(store.state->fenced());
+  EXPECT_FALSE(store.state->has_restore());
+  EXPECT_EQ(store.aside.size(), 1U);
+  probed(FakeHealth::healthy());
+  EXPECT_FALSE(status().restoring_in_place());
+  EXPECT_THAT(status().status_line(), ::testing::Not(HasSubstr("restore")));
+}
+
+TEST_F(InPlaceRestoreTest, AbortPutsTheOldDataAndPlanBackAndStartRunsItAsBefore) {
+  const auto before = [&] {
+    running();
+    return *store.state;
+  }();
+  store.data_empty = false;
+  store.files.insert(kSnapshot);
+  ASSERT_TRUE(ask(v1::RESTORE_ACTION_PREPARE));
+  ASSERT_TRUE(ask(v1::RESTORE_ACTION_START));
+  launcher.exit(ExitStatus{0, 0});  // restored: etcd runs fenced
+  ASSERT_TRUE(ask(v1::RESTORE_ACTION_ABORT));
+  EXPECT_EQ(status().state(), "stopped");
+  EXPECT_TRUE(store.aside.empty());
+  EXPECT_FALSE(store.data_empty) << "the old data is back";
+  auto held = before;
+  held.set_held(true);
+  EXPECT_EQ(store.state->SerializeAsString(), held.SerializeAsString());
+  ASSERT_TRUE(ask(v1::RESTORE_ACTION_ABORT)) << "asked again: nothing to do";
+
+  ASSERT_TRUE(ask(v1::RESTORE_ACTION_START));
+  EXPECT_EQ(launcher.last().spec.argv.front(), "/usr/bin/etcd");
+  EXPECT_EQ(flag("--listen-client-urls"), "http://127.0.0.1:2379");
+  EXPECT_EQ(store.state->SerializeAsString(), before.SerializeAsString());
+}
+
+TEST_F(InPlaceRestoreTest, PrepareWithoutTheUploadedSnapshotChangesNothing) {
+  running();
+  store.data_empty = false;
+  auto r = ask(v1::RESTORE_ACTION_PREPARE);
+  ASSERT_FALSE(r);
+  EXPECT_THAT(r.error().message, HasSubstr("upload it first"));
+  EXPECT_TRUE(launcher.running());
+  EXPECT_FALSE(store.state->has_restore());
+  EXPECT_TRUE(store.aside.empty());
+}
+
+TEST_F(InPlaceRestoreTest, AFailedMoveIsReportedAndTheMemberStaysHeld) {
+  running();
+  store.data_empty = false;
+  store.files.insert(kSnapshot);
+  store.fail_move = Error{Errc::kIo, "rename: simulated: read-only file system"};
+  auto r = ask(v1::RESTORE_ACTION_PREPARE);
+  ASSERT_FALSE(r);
+  EXPECT_THAT(status().last_error(), HasSubstr("read-only file system"));
+  EXPECT_TRUE(store.state->held()) << "persisted before the move: a retry finishes it";
+  store.fail_move.reset();
+  ASSERT_TRUE(ask(v1::RESTORE_ACTION_PREPARE));
+  EXPECT_EQ(store.aside.size(), 1U);
+}
+
 }  // namespace
 }  // namespace etcdagent::testing

@@ -19,7 +19,7 @@ namespace {
 using testing::someBytes;
 using testing::withTrailer;
 
-class SnapshotFiles : public ::testing::Test {
+class SnapshotFileCommands : public ::testing::Test {
  protected:
   void SetUp() override {
     char tmpl[] = "/tmp/snapshot-test-XXXXXX";
@@ -37,7 +37,7 @@ class SnapshotFiles : public ::testing::Test {
   std::string dir_;
 };
 
-TEST_F(SnapshotFiles, CommitRenamesTheVerifiedPartFileToItsNameWithMode0600) {
+TEST_F(SnapshotFileCommands, CommitRenamesTheVerifiedPartFileToItsNameWithMode0600) {
   const std::string snap = withTrailer(someBytes(70000));
   auto w = SnapshotFileWriter::create(file("s.db"));
   ASSERT_TRUE(w) << w.error().message;
@@ -54,7 +54,7 @@ TEST_F(SnapshotFiles, CommitRenamesTheVerifiedPartFileToItsNameWithMode0600) {
   EXPECT_TRUE(etcd::verifySnapshotFile(file("s.db")));
 }
 
-TEST_F(SnapshotFiles, ACorruptStreamLeavesNeitherPartNorFileAndKeepsAnOldFile) {
+TEST_F(SnapshotFileCommands, ACorruptStreamLeavesNeitherPartNorFileAndKeepsAnOldFile) {
   {
     std::ofstream old(file("s.db"));
     old << "old snapshot";
@@ -70,7 +70,7 @@ TEST_F(SnapshotFiles, ACorruptStreamLeavesNeitherPartNorFileAndKeepsAnOldFile) {
   EXPECT_EQ(contents(file("s.db")), "old snapshot");
 }
 
-TEST_F(SnapshotFiles, DestroyingAnUncommittedWriterRemovesThePartFile) {
+TEST_F(SnapshotFileCommands, DestroyingAnUncommittedWriterRemovesThePartFile) {
   {
     auto w = SnapshotFileWriter::create(file("x.db"));
     ASSERT_TRUE(w);
@@ -80,7 +80,7 @@ TEST_F(SnapshotFiles, DestroyingAnUncommittedWriterRemovesThePartFile) {
   EXPECT_FALSE(exists(file("x.db")));
 }
 
-TEST_F(SnapshotFiles, AnUnwritableDirectoryFailsWithTheReason) {
+TEST_F(SnapshotFileCommands, AnUnwritableDirectoryFailsWithTheReason) {
   auto w = SnapshotFileWriter::create(file("missing-dir/x.db"));
   ASSERT_FALSE(w);
   EXPECT_NE(w.error().message.find("could not open " + file("missing-dir/x.db.part")),
@@ -89,7 +89,7 @@ TEST_F(SnapshotFiles, AnUnwritableDirectoryFailsWithTheReason) {
   EXPECT_NE(w.error().message.find("no such file or directory"), std::string::npos);
 }
 
-TEST_F(SnapshotFiles, AFailedRenameIsWordedAsEtcdctlAndLeavesNoPartFile) {
+TEST_F(SnapshotFileCommands, AFailedRenameIsWordedAsEtcdctlAndLeavesNoPartFile) {
   std::filesystem::create_directory(file("s.db"));  // the target is a directory
   auto w = SnapshotFileWriter::create(file("s.db"));
   ASSERT_TRUE(w);
@@ -104,7 +104,7 @@ TEST_F(SnapshotFiles, AFailedRenameIsWordedAsEtcdctlAndLeavesNoPartFile) {
   EXPECT_TRUE(std::filesystem::is_directory(file("s.db")));
 }
 
-TEST_F(SnapshotFiles, AStalePartFileIsOverwritten) {
+TEST_F(SnapshotFileCommands, AStalePartFileIsOverwritten) {
   {
     std::ofstream stale(file("s.db.part"));
     stale << std::string(100000, 'x');

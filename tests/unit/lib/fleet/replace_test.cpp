@@ -148,11 +148,12 @@ std::string callOf(ReplaceStep step, const FakeHost& old_host, const FakeHost& n
   return "";
 }
 
-struct Interrupted : Replace, ::testing::WithParamInterface<std::tuple<bool, ReplaceStep>> {};
+struct ReplaceInterrupted : Replace,
+                            ::testing::WithParamInterface<std::tuple<bool, ReplaceStep>> {};
 
 // A replace that fails in step K leaves the journal at step K-1; the same command run again
 // finishes the job: one new member, no duplicate learner, the journal cleared.
-TEST_P(Interrupted, AtThisStepTheSameCommandResumesAndFinishes) {
+TEST_P(ReplaceInterrupted, AtThisStepTheSameCommandResumesAndFinishes) {
   const auto [same_host, step] = GetParam();
   FakeHost& target = same_host ? *hosts[1] : *spare;
   const std::string with = same_host ? "" : "127.0.0.14";
@@ -182,7 +183,7 @@ TEST_P(Interrupted, AtThisStepTheSameCommandResumesAndFinishes) {
 }
 
 INSTANTIATE_TEST_SUITE_P(
-    EveryStepOfBothOrders, Interrupted,
+    EveryStepOfBothOrders, ReplaceInterrupted,
     ::testing::Combine(::testing::Bool(),
                        ::testing::Values(ReplaceStep::kLearnerAdded, ReplaceStep::kLearnerStarted,
                                          ReplaceStep::kPromoted, ReplaceStep::kOldRemoved,

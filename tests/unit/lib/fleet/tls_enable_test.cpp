@@ -289,9 +289,10 @@ TEST_F(TlsEnable, MembershipChangesWaitForAnUnfinishedTlsEnable) {
 
 // A run that fails at a member's step keeps the journal of the members before it; the same
 // command run again finishes: every member TLS, each restarted exactly twice in all.
-struct Interrupted : TlsEnable, ::testing::WithParamInterface<std::pair<std::string, int>> {};
+struct TlsEnableInterrupted : TlsEnable,
+                              ::testing::WithParamInterface<std::pair<std::string, int>> {};
 
-TEST_P(Interrupted, AtThisCallTheSameCommandResumesAndFinishes) {
+TEST_P(TlsEnableInterrupted, AtThisCallTheSameCommandResumesAndFinishes) {
   const auto& [call, skip] = GetParam();
   w.fleet.failNext(call, Error{Errc::kUnavailable, "connection lost"}, skip);
   auto first = enable();
@@ -311,7 +312,7 @@ TEST_P(Interrupted, AtThisCallTheSameCommandResumesAndFinishes) {
 }
 
 INSTANTIATE_TEST_SUITE_P(
-    EveryMembersStep, Interrupted,
+    EveryMembersStep, TlsEnableInterrupted,
     ::testing::Values(std::pair{"setMemberTls", 0}, std::pair{"setMemberTls", 1},
                       std::pair{"setMemberTls", 2}, std::pair{"setMemberTls", 3},
                       std::pair{"setMemberTls", 4}, std::pair{"setMemberTls", 5},

@@ -1,0 +1,148 @@
+#include "agent/member/in_place_restore.hpp"
+
+#include <ctime>
+
+namespace etcdagent::agent {
+namespace {
+
+Result<RestoreStep> refused(const std::string& why) {
+  return fail(Errc::kFailedPrecondition, why);
+}
+
+// `initial_cluster` lists exactly this entry for the member ("m1=http://h1:2380").
+bool namesItself(const std::string& initial_cluster, const std::string& entry) {
+  std::size_t i = 0;
+  while (i <= initial_cluster.size()) {
+    auto comma = initial_cluster.find(',', i);
+    if (comma == std::string::npos) comma = initial_cluster.size();
+    if (initial_cluster.compare(i, comma - i, entry) == 0) return true;
+    i = comma + 1;
+  }
+  return false;
+}
+
+std::string shortSha(const std::string& sha) {
+  return sha.substr(0, 12);
+}
+
+Result<RestoreStep> prepare(const v1::MemberState& current, const v1::RestoreMemberRequest& req,
+                            const RestoreContext& ctx) {
+  RestoreStep step{.next = current};
+  if (current.has_restore()) {
+    const auto& r = current.restore();
+    if (r.snapshot_sha256() != req.sha256()) {
+      return refused("an in-place restore of another snapshot (sha256 " +
+                     shortSha(r.snapshot_sha256()) + "...) is under way on member " +
+                     ctx.member_name + " since " + r.started_at() +
+                     ": finish it (etcd-fleet restore) or abort it (etcd-fleet restore --abort)");
+    }
+    // Asked again: prepared already. Until START, make sure etcd is stopped and the data aside
+    // (an agent that stopped between persisting and moving it finishes the move now).
+    if (current.held()) {
+      step.stop = true;
+      step.data = DataMove::kSetAside;
+      step.aside = r.aside();
+    }
+    return step;
+  }
+  if (current.plan().tls_stage() != v1::TLS_STAGE_UNSPECIFIED) {
+    return refused("member " + ctx.member_name +
+                   " is in the middle of a conversion to TLS (etcd-fleet tls enable): finish it "
+                   "first, then restore");
+  }
+  const std::string own = ctx.member_name + "=" + ctx.peer_url;
+  if (!namesItself(req.initial_cluster(), own)) {
+    return fail(Errc::kInvalidArgument, "initial_cluster: does not list this agent's member as " +
+                                            own + " (every member restores with its own peer URL)");
+  }
+  v1::MemberState before = current;
+  before.clear_restore();
+  before.set_held(false);
+  before.set_fenced(false);
+
+  v1::Plan& plan = *step.next.mutable_plan();
+  plan.set_mode(v1::PLAN_MODE_NEW);
+  plan.set_initial_cluster(req.initial_cluster());
+  plan.clear_discovery_url();
+  plan.set_restore_snapshot(req.snapshot());
+  step.next.set_started_once(false);
+  step.next.set_fenced(true);
+  step.next.set_held(true);
+  auto* r = step.next.mutable_restore();
+  r->set_snapshot_sha256(req.sha256());
+  r->set_aside(ctx.data_dir_empty ? "" : ctx.aside_name);
+  r->set_started_at(ctx.now_rfc3339);
+  *r->mutable_before() = std::move(before);
+  step.changed = true;
+  step.stop = true;
+  step.data = DataMove::kSetAside;
+  step.aside = r->aside();
+  return step;
+}
+
+RestoreStep start(const v1::MemberState& current, const RestoreContext& ctx) {
+  RestoreStep step{.next = current};
+  if (!current.held()) {
+    // Started already: a stopped member (stopped since, by hand) is started again.
+    step.start = ctx.stopped;
+    return step;
+  }
+  step.next.set_held(false);
+  step.changed = true;
+  step.start = true;
+  return step;
+}
+
+Result<RestoreStep> open(const v1::MemberState& current, const RestoreContext& ctx) {
+  RestoreStep step{.next = current};
+  if (!current.has_restore() && !current.fenced()) return step;  // opened already
+  if (current.held()) {
+    return refused("member " + ctx.member_name +
+                   " is held stopped by the in-place restore: START it before opening it");
+  }
+  step.next.clear_restore();
+  step.next.set_fenced(false);
+  step.changed = true;
+  step.stop = true;
+  step.start = true;
+  return step;
+}
+
+RestoreStep abort(const v1::MemberState& current) {
+  RestoreStep step{.next = current};
+  if (!current.has_restore()) return step;  // aborted already (held until START), or never begun
+  step.next = current.restore().before();
+  step.next.set_held(true);
+  step.changed = true;
+  step.hold_first = !current.held();
+  step.stop = true;
+  step.data = DataMove::kPutBack;
+  step.aside = current.restore().aside();
+  return step;
+}
+
+}  // namespace
+
+std::string asideName(std::int64_t unix_seconds) {
+  const std::time_t t = unix_seconds;
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &tm);
+  return std::string("data.before-restore-") + stamp;
+}
+
+Result<RestoreStep> restoreStep(const v1::MemberState& current,
+                                const v1::RestoreMemberRequest& request,
+                                const RestoreContext& context) {
+  switch (request.action()) {
+    case v1::RESTORE_ACTION_PREPARE: return prepare(current, request, context);
+    case v1::RESTORE_ACTION_START: return start(current, context);
+    case v1::RESTORE_ACTION_OPEN: return open(current, context);
+    case v1::RESTORE_ACTION_ABORT: return abort(current);
+    default: break;
+  }
+  return fail(Errc::kInvalidArgument, "action: not one of PREPARE, START, OPEN, ABORT");
+}
+
+}  // namespace etcdagent::agent

@@ -1,0 +1,68 @@
+#pragma once
+
+// `etcd-fleet restore FILE | --latest`: restores a running cluster formed by the agents from one
+// snapshot, in place: the same members (names, peer URLs, member and cluster IDs), every one
+// restored from the same file, and no client served anything in between that the restore would
+// throw away. `--abort` undoes it while no member was opened.
+//
+//   1. check  every agent answers and runs the inventory's member, no other flow is journaled,
+//             the cluster (when it answers) has no member outside the inventory and no learner;
+//             the snapshot reads (sha256 trailer, bbolt). A fresh restore needs `confirmed`
+//             (--yes): it rolls the cluster back to the snapshot.
+//   2. upload the snapshot to every agent at once (UploadSnapshot, in_place);
+//   3. prepare every member (RestoreMember PREPARE): etcd stops, its data dir is kept aside on
+//             its host (never deleted), and the member is held stopped with a plan that restores
+//             the snapshot under the cluster's token and initial cluster;
+//   4. start  every member (START): each restores the snapshot and starts fenced, serving clients
+//             only on a unix socket in its member dir that its agent alone dials (the fencing
+//             choice: a restarted listener rather than a firewall rule, so it needs no privilege
+//             beyond the agent's and nothing is left open if the agent dies);
+//   5. verify every member healthy and fenced, with the member ID the inventory names and at least
+//             the snapshot's revision;
+//   6. open   one member at a time (OPEN: restarted on its client URLs), each healthy before the
+//             next; then the cluster answers on the inventory's client URLs.
+//
+// Journaled in the inventory's [restore] table (restore_journal.hpp) before step 2 and at every
+// phase and member opened: re-running the command after an interruption finishes the job (every
+// agent step is idempotent). `--abort` (before any member was opened) puts every member's old
+// data dir back and starts it as it ran before.
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "common/duration.hpp"
+#include "common/error.hpp"
+#include "fleet/env.hpp"
+#include "fleet/inventory.hpp"
+
+namespace etcdagent::fleet {
+
+struct InPlaceRestoreRequest {
+  Inventory inventory;
+  std::string snapshot;  // FILE; "" with `latest` or `abort`, or to resume the journaled restore
+  // The newest verified snapshot the agents keep ([snapshot]), fetched into
+  // <inventory dir>/restore/ first.
+  bool latest = false;
+  bool abort = false;
+  bool confirmed = false;  // --yes: a fresh restore rolls the cluster back; refused without it
+  Duration member_timeout = std::chrono::minutes(2);  // each member's restore, start and open
+  Duration call_timeout = std::chrono::seconds(10);   // each agent call that does not wait
+};
+
+struct InPlaceRestoreReport {
+  bool resumed = false;  // an interrupted run was finished
+  bool aborted = false;  // --abort: the members run on their old data again
+  std::size_t members = 0;
+  std::string snapshot;       // the file restored
+  std::int64_t revision = 0;  // the snapshot's
+  std::int64_t keys = -1;     // the snapshot's keys (-1 when unknown: a resumed run)
+};
+
+// Failures after the first change say which step failed and that re-running resumes (kCancelled
+// when interrupted, kUnavailable for an agent that does not answer, kFailedPrecondition
+// otherwise); refusals before any change are kFailedPrecondition (kInvalidArgument for a
+// snapshot that does not read) and change nothing.
+Result<InPlaceRestoreReport> restoreInPlace(const Env& env, const InPlaceRestoreRequest& request);
+
+}  // namespace etcdagent::fleet
