@@ -95,16 +95,22 @@ round() {
     ic+="${ic:+,}r$k=http://127.0.0.4$((k + 5)):${pps[$k]}"
     eps+=("127.0.0.4$((k + 5)):${cps[$k]}")
   done
+  # etcdctl snapshot restore for the three reference members, in parallel; an existing data dir
+  # is moved aside first (the in-place case).
+  restore_reference() {
+    local rpids=()
+    for k in 0 1 2; do
+      [ ! -d "$dir/ref$k" ] || mv "$dir/ref$k" "$dir/ref$k.before-restore"
+      ETCDCTL_API=3 "$ETCDCTL" snapshot restore "$dir/backup.db" --name "r$k" --initial-cluster "$ic" \
+        --initial-cluster-token "ref-$mb" \
+        --initial-advertise-peer-urls "http://127.0.0.4$((k + 5)):${pps[$k]}" \
+        --data-dir "$dir/ref$k" >"$dir/ref$k.restore.log" 2>&1 &
+      rpids+=($!)
+    done
+    for p in "${rpids[@]}"; do wait "$p"; done
+  }
   t0=$(now)
-  local rpids=()
-  for k in 0 1 2; do
-    ETCDCTL_API=3 "$ETCDCTL" snapshot restore "$dir/backup.db" --name "r$k" --initial-cluster "$ic" \
-      --initial-cluster-token "ref-$mb" \
-      --initial-advertise-peer-urls "http://127.0.0.4$((k + 5)):${pps[$k]}" \
-      --data-dir "$dir/ref$k" >"$dir/ref$k.restore.log" 2>&1 &
-    rpids+=($!)
-  done
-  for p in "${rpids[@]}"; do wait "$p"; done
+  restore_reference
   local epids=()
   start_reference() {
     epids=()
@@ -136,16 +142,7 @@ round() {
   t0=$(now)
   for p in "${epids[@]}"; do kill "$p"; done
   for p in "${epids[@]}"; do wait "$p" 2>/dev/null || true; done
-  rpids=()
-  for k in 0 1 2; do
-    mv "$dir/ref$k" "$dir/ref$k.before-restore"
-    ETCDCTL_API=3 "$ETCDCTL" snapshot restore "$dir/backup.db" --name "r$k" --initial-cluster "$ic" \
-      --initial-cluster-token "ref-$mb" \
-      --initial-advertise-peer-urls "http://127.0.0.4$((k + 5)):${pps[$k]}" \
-      --data-dir "$dir/ref$k" >"$dir/ref$k.restore.log" 2>&1 &
-    rpids+=($!)
-  done
-  for p in "${rpids[@]}"; do wait "$p"; done
+  restore_reference
   start_reference
   t1=$(now)
   REF_INPLACE_S=$(elapsed "$t0" "$t1")

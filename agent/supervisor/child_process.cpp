@@ -83,26 +83,34 @@ Result<std::shared_ptr<ChildProcess>> ChildProcess::spawn(boost::asio::io_contex
     dup2(out[1], 2);
     syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC);
     for (int fd : spec.inherit_fds) fcntl(fd, F_SETFD, 0);
-    if (cwd == nullptr || chdir(cwd) == 0) execve(argv[0], argv.data(), env.data());
-    int e = errno;
-    ssize_t ignored = write(err_pipe[1], &e, sizeof e);
+    // The parent learns which step failed and why: {0, errno} for chdir, {1, errno} for execve.
+    int failure[2] = {0, 0};
+    if (cwd == nullptr || chdir(cwd) == 0) {
+      failure[0] = 1;
+      execve(argv[0], argv.data(), env.data());
+    }
+    failure[1] = errno;
+    ssize_t ignored = write(err_pipe[1], failure, sizeof failure);
     (void)ignored;
     _exit(127);
   }
   close(out[1]);
   close(err_pipe[1]);
-  int exec_errno = 0;
+  int failure[2] = {0, 0};
   ssize_t n;
   do {
-    n = read(err_pipe[0], &exec_errno, sizeof exec_errno);
+    n = read(err_pipe[0], failure, sizeof failure);
   } while (n < 0 && errno == EINTR);
   close(err_pipe[0]);
   if (n > 0) {
     waitpid(pid, nullptr, 0);
     close(out[0]);
-    return fail(Errc::kIo, "cannot start " + spec.argv[0] +
-                               (spec.cwd.empty() ? "" : " in " + spec.cwd) + ": " +
-                               std::strerror(exec_errno));
+    const std::string reason = std::strerror(failure[1]);
+    if (failure[0] == 0) {
+      return fail(Errc::kIo,
+                  "cannot start " + spec.argv[0] + ": cannot enter " + spec.cwd + ": " + reason);
+    }
+    return fail(Errc::kIo, "cannot start " + spec.argv[0] + ": " + reason);
   }
   // glibc 2.36's <sys/pidfd.h> lacks extern "C"; the raw system call is the portable way.
   int pidfd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
