@@ -298,6 +298,13 @@ MemberRemoval::MemberRemoval(const Env& env, RemoveMemberRequest request)
 MemberRemoval::~MemberRemoval() = default;
 
 Result<RemoveTarget> MemberRemoval::resolve() {
+  // A journaled flow may hold every member stopped: its refusal comes before the cluster is asked.
+  if (request_.inventory) {
+    if (auto r = checkNoTlsEnableInProgress(*request_.inventory, "member remove"); !r)
+      return fail(r.error());
+    if (auto r = checkNoRestoreInProgress(*request_.inventory, "member remove"); !r)
+      return fail(r.error());
+  }
   const auto& arg = request_.member;
   const auto& inventory = request_.inventory;
   const InventoryMember* known = inventory ? inventory->find(arg) : nullptr;
@@ -330,12 +337,6 @@ Result<RemoveTarget> MemberRemoval::resolve() {
 }
 
 Result<RemoveMemberReport> MemberRemoval::run() {
-  if (request_.inventory) {
-    if (auto r = checkNoTlsEnableInProgress(*request_.inventory, "member remove"); !r)
-      return fail(r.error());
-    if (auto r = checkNoRestoreInProgress(*request_.inventory, "member remove"); !r)
-      return fail(r.error());
-  }
   auto& progress = env_.progress;
   RemoveMemberReport report;
   const std::uint64_t id = target_.id;

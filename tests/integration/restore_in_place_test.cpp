@@ -1,11 +1,13 @@
 // An in-place restore of a running 3-member cluster: driven step by step through the real agents'
 // RestoreMember (the steps `etcd-fleet restore` takes), and by the real `etcd-fleet restore` under
 // a writer. Real etcd, real etcdctl snapshot restore. The restored cluster keeps its member IDs
-// and serves no client until it is opened; an abort puts every member's old data back.
+// and serves no client until it is opened; an abort puts every member's old data back; an
+// etcd-fleet killed mid-way leaves a journal that a re-run finishes or --abort undoes.
 
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <filesystem>
 #include <regex>
 #include <sstream>
@@ -14,6 +16,7 @@
 #include <vector>
 
 #include "tests/support/agent_harness.hpp"
+#include "tests/support/etcd_cluster.hpp"
 #include "tests/support/files.hpp"
 #include "tests/support/fleet_harness.hpp"
 
@@ -203,11 +206,12 @@ TEST(RestoreInPlace, AnAbortPutsEveryMembersOldDataBack) {
   EXPECT_EQ(etcdctl(ep, {"get", "after", "--print-value-only"}), "1\n");
 }
 
-// A client that keeps writing w0, w1, ... (one put at a time, bounded in count and time) and
-// remembers which puts were acknowledged.
+// A client that keeps writing PREFIX0, PREFIX1, ... (one put at a time, bounded in count and time)
+// and remembers which puts were acknowledged.
 class Writer {
  public:
-  explicit Writer(std::string endpoints) : endpoints_(std::move(endpoints)) {
+  Writer(std::string endpoints, std::string prefix)
+      : endpoints_(std::move(endpoints)), prefix_(std::move(prefix)) {
     thread_ = std::jthread([this](std::stop_token stop) { loop(stop); });
   }
   // Waits (bounded) until `n` more puts were acknowledged than now.
@@ -229,7 +233,7 @@ class Writer {
     const auto deadline = std::chrono::steady_clock::now() + 300s;
     for (int i = 0;
          i < 5000 && !stop.stop_requested() && std::chrono::steady_clock::now() < deadline; ++i) {
-      const std::string key = "w" + std::to_string(i);
+      const std::string key = prefix_ + std::to_string(i);
       int rc = 0;
       etcdctl(endpoints_, {"put", key, "v"}, &rc);
       ++attempts_;
@@ -243,6 +247,7 @@ class Writer {
   }
 
   std::string endpoints_;
+  std::string prefix_;
   std::vector<std::string> keys_;  // written by the thread, read after join
   std::atomic<int> acked_{0};
   std::atomic<int> attempts_{0};
@@ -265,10 +270,10 @@ TEST(RestoreInPlace, EtcdFleetRestoresTheRunningClusterUnderAWriter) {
   EXPECT_NE(asked.err.find("Re-run with --yes"), std::string::npos) << asked.err;
   EXPECT_EQ(etcdctl(endpoints, {"get", "k0", "--print-value-only"}), "changed\n");
 
-  Writer writer(endpoints);
+  Writer writer(endpoints, "before-");
   ASSERT_TRUE(writer.waitForAcks(3)) << "the writer never got a put through";
   const auto acked_before = writer.stop();  // every one of these predates the restore
-  Writer during(endpoints);
+  Writer during(endpoints, "during-");
   ASSERT_TRUE(during.waitForAcks(1));
   auto restored = c.fleet.fleet({"restore", c.snapshot, "--yes"}, 300s);
   ASSERT_EQ(restored.exit_code, 0) << restored.out << restored.err;
@@ -277,7 +282,10 @@ TEST(RestoreInPlace, EtcdFleetRestoresTheRunningClusterUnderAWriter) {
   EXPECT_NE(restored.out.find("[5/6]"), std::string::npos) << restored.out;
   // The writer gets through again once the members are open.
   EXPECT_TRUE(during.waitForAcks(3)) << "no write went through after the restore";
-  during.stop();
+  const auto acked_during = during.stop();
+  ASSERT_FALSE(acked_during.empty());
+  // The last of them was acknowledged after the restore ended: it stays.
+  EXPECT_EQ(etcdctl(endpoints, {"get", acked_during.back(), "--print-value-only"}), "v\n");
 
   // Every key of the snapshot is back with its value; what was written after it is gone.
   for (int i = 0; i < 5; ++i) {
@@ -308,6 +316,88 @@ TEST(RestoreInPlace, EtcdFleetRestoresTheRunningClusterUnderAWriter) {
   auto undo = c.fleet.fleet({"restore", "--abort"});
   EXPECT_NE(undo.exit_code, 0);
   EXPECT_NE(undo.err.find("no in-place restore is in progress"), std::string::npos) << undo.err;
+}
+
+// `etcd-fleet restore FILE --yes` in the background, killed (SIGKILL) once its output says it
+// reached `step` (e.g. "[4/6]"): what an operator's lost SSH session leaves behind.
+void interruptRestoreAt(Restorable& c, const std::string& step) {
+  Child restore =
+      Child::start({fleetBinary(), "--fleet", c.fleet.fleetPath(), "restore", c.snapshot, "--yes"},
+                   {.unset_env = {"ETCDCTL_ENDPOINTS", "ETCD_FLEET_ENDPOINTS"}});
+  std::string seen;
+  const auto deadline = std::chrono::steady_clock::now() + 120s;
+  while (seen.find(step) == std::string::npos && std::chrono::steady_clock::now() < deadline) {
+    auto line = restore.readLine(1s);
+    if (line) seen += *line + "\n";
+    if (!line && !restore.running()) break;
+  }
+  ASSERT_NE(seen.find(step), std::string::npos) << "etcd-fleet never said " << step << ":\n"
+                                                << seen;
+  ASSERT_TRUE(restore.running()) << "etcd-fleet finished before it could be interrupted";
+  restore.kill9();
+  restore.wait(10s);
+  ASSERT_NE(readText(c.fleet.fleetPath()).find("[restore]"), std::string::npos)
+      << "the journal must survive the kill";
+}
+
+TEST(RestoreInPlace, AnInterruptedRestoreIsFinishedByRunningItAgain) {
+  Restorable c(170);
+  ASSERT_NO_FATAL_FAILURE(c.setUp());
+  // Killed while it prepares the members: some may be held on their old data, some set aside.
+  ASSERT_NO_FATAL_FAILURE(interruptRestoreAt(c, "[3/6]"));
+
+  // Another snapshot, or a membership change, is refused while the journal says so.
+  auto other = c.fleet.fleet({"restore", c.dir.path() + "/other.db", "--yes"});
+  EXPECT_NE(other.exit_code, 0);
+  EXPECT_NE(other.err.find("a restore of " + c.snapshot + " is in progress"), std::string::npos)
+      << other.err;
+  auto remove = c.fleet.fleet({"member", "remove", "m3"});
+  EXPECT_NE(remove.exit_code, 0);
+  EXPECT_NE(remove.err.find("member remove waits: an in-place restore is in progress"),
+            std::string::npos)
+      << remove.err;
+
+  auto resumed = c.fleet.fleet({"restore"}, 300s);
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.out << resumed.err;
+  EXPECT_NE(resumed.out.find("resuming the restore"), std::string::npos) << resumed.out;
+  EXPECT_EQ(readText(c.fleet.fleetPath()).find("[restore]"), std::string::npos);
+  for (std::size_t i = 0; i < c.fleet.size(); ++i) {
+    auto st = c.fleet.agent(i).waitFor(
+        [](const v1::AgentStatus& s) { return s.healthy() && !s.fenced() && !s.held(); }, 60s);
+    ASSERT_TRUE(st.healthy()) << st.DebugString();
+    EXPECT_EQ(st.member_id(), c.member_ids[i]);
+    EXPECT_FALSE(st.restoring_in_place());
+    EXPECT_EQ(asideDirs(c.fleet.agent(i)).size(), 1U) << "one old data dir, however often asked";
+    const std::string ep = c.fleet.agent(i).clientEndpoint();
+    EXPECT_EQ(etcdctl(ep, {"get", "k0", "--print-value-only", "--consistency", "s"}), "before\n");
+    EXPECT_EQ(etcdctl(ep, {"get", "after", "--print-value-only", "--consistency", "s"}), "");
+  }
+}
+
+TEST(RestoreInPlace, AnInterruptedRestoreIsUndoneByAbort) {
+  Restorable c(173);
+  ASSERT_NO_FATAL_FAILURE(c.setUp());
+  // Killed once every member was prepared: each holds its old data aside, none opened.
+  ASSERT_NO_FATAL_FAILURE(interruptRestoreAt(c, "[4/6]"));
+
+  auto aborted = c.fleet.fleet({"restore", "--abort"}, 300s);
+  ASSERT_EQ(aborted.exit_code, 0) << aborted.out << aborted.err;
+  EXPECT_NE(aborted.out.find("aborting the restore in progress"), std::string::npos) << aborted.out;
+  EXPECT_EQ(readText(c.fleet.fleetPath()).find("[restore]"), std::string::npos);
+  for (std::size_t i = 0; i < c.fleet.size(); ++i) {
+    auto st = c.fleet.agent(i).waitFor(
+        [](const v1::AgentStatus& s) { return s.healthy() && !s.fenced() && !s.held(); }, 60s);
+    ASSERT_TRUE(st.healthy()) << st.DebugString();
+    EXPECT_EQ(st.member_id(), c.member_ids[i]);
+    EXPECT_FALSE(st.restoring_in_place());
+    EXPECT_TRUE(asideDirs(c.fleet.agent(i)).empty()) << "the old data dir is back in place";
+  }
+  // The writes after the snapshot are all there: nothing was lost.
+  EXPECT_EQ(c.fleet.fleet({"get", "k0", "--print-value-only"}).out, "changed\n");
+  EXPECT_EQ(c.fleet.fleet({"get", "after", "--print-value-only"}).out, "1\n");
+  auto again = c.fleet.fleet({"restore", "--abort"});
+  EXPECT_NE(again.exit_code, 0);
+  EXPECT_NE(again.err.find("no in-place restore is in progress"), std::string::npos) << again.err;
 }
 
 }  // namespace

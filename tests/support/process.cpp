@@ -12,10 +12,14 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <mutex>
+#include <random>
+#include <set>
 #include <stdexcept>
 #include <thread>
 #include <utility>
@@ -339,20 +343,51 @@ void Child::kill9() {
   if (running()) ::kill(pid_, SIGKILL);
 }
 
-int freePort() {
+namespace {
+
+// The kernel's ephemeral port range: the local ports of outgoing connections.
+std::pair<int, int> ephemeralPorts() {
+  std::ifstream in("/proc/sys/net/ipv4/ip_local_port_range");
+  int lo = 32768;
+  int hi = 60999;
+  in >> lo >> hi;
+  return {lo, hi};
+}
+
+bool bindable(int port) {
   int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) throw std::runtime_error(std::string("socket: ") + std::strerror(errno));
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
-  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-    close(fd);
-    throw std::runtime_error("bind failed");
-  }
-  socklen_t len = sizeof addr;
-  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  addr.sin_port = htons(static_cast<std::uint16_t>(port));
+  const bool ok = bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
   close(fd);
-  return ntohs(addr.sin_port);
+  return ok;
+}
+
+}  // namespace
+
+// Below the ephemeral range: a port the kernel handed out (bind to port 0) is one it may hand out
+// again as the local port of any outgoing connection, to the very host address a test's etcd
+// then cannot listen on ("peer port ... is in use", seen in CI). A random one, never the same
+// twice in a process, and free on 127.0.0.1 now.
+int freePort() {
+  static std::mutex mu;
+  static std::set<int> given;
+  static std::mt19937 random(std::random_device{}());
+  const auto [ephemeral_lo, ephemeral_hi] = ephemeralPorts();
+  const int lo = ephemeral_lo > 12000 ? 10000 : ephemeral_hi + 1;
+  const int hi = ephemeral_lo > 12000 ? ephemeral_lo - 1 : 65535;
+  std::lock_guard lock(mu);
+  std::uniform_int_distribution<int> pick(lo, hi);
+  for (int attempt = 0; attempt < 1000; ++attempt) {
+    const int port = pick(random);
+    if (given.contains(port) || !bindable(port)) continue;
+    given.insert(port);
+    return port;
+  }
+  throw std::runtime_error("no free port in " + std::to_string(lo) + "-" + std::to_string(hi));
 }
 
 TempDir::TempDir() {

@@ -73,7 +73,8 @@ class Child {
   void reap(bool block);
 };
 
-// A TCP port on 127.0.0.1 that was free a moment ago.
+// A TCP port on 127.0.0.1 that was free a moment ago, outside the ephemeral range, and never
+// the same twice in one process.
 int freePort();
 
 // Writes `text` to `path` as a program only its owner may run (a fake etcd or etcdctl).

@@ -177,6 +177,20 @@ TEST_F(Members, RemoveWithTheAgentDownIsStaleAndARerunFinishesTheWipe) {
   EXPECT_EQ(w.inventory().find("m3"), nullptr);
 }
 
+TEST_F(Members, RemoveDuringAnInPlaceRestoreIsRefusedBeforeTheStoppedClusterIsAsked) {
+  auto inv = w.inventory();
+  inv.restore = {{"phase", "restoring"}, {"snapshot", "/backups/a.db"}};
+  ASSERT_TRUE(fleet::saveInventory(inv));
+  for (auto* h : hosts) h->stopped = true;  // held by the restore: no member answers
+  auto refused = remove("m3");
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().message.find("member remove waits: an in-place restore is in progress"),
+            std::string::npos)
+      << refused.error().message;
+  EXPECT_NE(w.inventory().find("m3"), nullptr);
+  EXPECT_TRUE(hosts[2]->plan) << "its agent was not asked to wipe it";
+}
+
 TEST_F(Members, WipeRefusesAMemberStillInTheClusterAndWipesOneThatLeft) {
   auto refused = fleet::wipeAgentMember(w.env(), {.agent = hosts[2]->address});
   ASSERT_FALSE(refused);
