@@ -114,6 +114,15 @@ struct Restorable {
     return fleet.agent(i).client().restoreMember(r);
   }
 
+  // Waits until member i serves clients again, as the same member, with no restore in progress.
+  void expectServing(std::size_t i) {
+    auto st = fleet.agent(i).waitFor(
+        [](const v1::AgentStatus& s) { return s.healthy() && !s.fenced() && !s.held(); }, 60s);
+    ASSERT_TRUE(st.healthy()) << st.DebugString();
+    EXPECT_EQ(st.member_id(), member_ids[i]);
+    EXPECT_FALSE(st.restoring_in_place());
+  }
+
   void everyMember(v1::RestoreAction action) {
     for (std::size_t i = 0; i < fleet.size(); ++i) {
       auto r = step(i, action);
@@ -362,11 +371,7 @@ TEST(RestoreInPlace, AnInterruptedRestoreIsFinishedByRunningItAgain) {
   EXPECT_NE(resumed.out.find("resuming the restore"), std::string::npos) << resumed.out;
   EXPECT_EQ(readText(c.fleet.fleetPath()).find("[restore]"), std::string::npos);
   for (std::size_t i = 0; i < c.fleet.size(); ++i) {
-    auto st = c.fleet.agent(i).waitFor(
-        [](const v1::AgentStatus& s) { return s.healthy() && !s.fenced() && !s.held(); }, 60s);
-    ASSERT_TRUE(st.healthy()) << st.DebugString();
-    EXPECT_EQ(st.member_id(), c.member_ids[i]);
-    EXPECT_FALSE(st.restoring_in_place());
+    ASSERT_NO_FATAL_FAILURE(c.expectServing(i));
     EXPECT_EQ(asideDirs(c.fleet.agent(i)).size(), 1U) << "one old data dir, however often asked";
     const std::string ep = c.fleet.agent(i).clientEndpoint();
     EXPECT_EQ(etcdctl(ep, {"get", "k0", "--print-value-only", "--consistency", "s"}), "before\n");
@@ -385,11 +390,7 @@ TEST(RestoreInPlace, AnInterruptedRestoreIsUndoneByAbort) {
   EXPECT_NE(aborted.out.find("aborting the restore in progress"), std::string::npos) << aborted.out;
   EXPECT_EQ(readText(c.fleet.fleetPath()).find("[restore]"), std::string::npos);
   for (std::size_t i = 0; i < c.fleet.size(); ++i) {
-    auto st = c.fleet.agent(i).waitFor(
-        [](const v1::AgentStatus& s) { return s.healthy() && !s.fenced() && !s.held(); }, 60s);
-    ASSERT_TRUE(st.healthy()) << st.DebugString();
-    EXPECT_EQ(st.member_id(), c.member_ids[i]);
-    EXPECT_FALSE(st.restoring_in_place());
+    ASSERT_NO_FATAL_FAILURE(c.expectServing(i));
     EXPECT_TRUE(asideDirs(c.fleet.agent(i)).empty()) << "the old data dir is back in place";
   }
   // The writes after the snapshot are all there: nothing was lost.
