@@ -320,11 +320,13 @@ Result<void> InPlaceRestore::verify() {
       return st.healthy() && st.fenced() && st.started_once();
     });
     if (!s) return fail(failed("step 5/6 (verify " + m.name + ")", s.error()));
-    if (m.id != 0 && s->member_id() != m.id) {
-      return fail(failed("step 5/6 (verify " + m.name + ")",
-                         Error{Errc::kFailedPrecondition, who(m) + " came back as member " +
-                                                              hexId(s->member_id()) + ", not " +
-                                                              hexId(m.id) + " of " + inv_.path}));
+    // etcd derives a restored member's ID from its name, peer URLs and the token: a member that
+    // joined after the bootstrap (a random ID then) comes back with a new one, recorded here.
+    if (s->member_id() != m.id) {
+      say("  " + who(m) + ": restored as member " + hexId(s->member_id()) +
+          (m.id != 0 ? " (it joined after the bootstrap as " + hexId(m.id) + ")" : ""));
+      inv_.members[i].id = s->member_id();
+      if (auto saved = save(); !saved) return saved;
     }
     if (s->revision() < j_.revision) {
       return fail(failed("step 5/6 (verify " + m.name + ")",

@@ -379,6 +379,7 @@ int freePort() {
   const auto [ephemeral_lo, ephemeral_hi] = ephemeralPorts();
   const int lo = ephemeral_lo > 12000 ? 10000 : ephemeral_hi + 1;
   const int hi = ephemeral_lo > 12000 ? ephemeral_lo - 1 : 65535;
+  if (lo > hi) throw std::runtime_error("no ports outside the ephemeral range to test with");
   std::lock_guard lock(mu);
   std::uniform_int_distribution<int> pick(lo, hi);
   for (int attempt = 0; attempt < 1000; ++attempt) {
