@@ -49,8 +49,13 @@ CommandResult runRestore(Context& ctx) {
   ctx.out() << "cluster \"" << token << "\" restored in place from " << done->snapshot
             << " (revision " << done->revision;
   if (done->keys >= 0) ctx.out() << ", " << done->keys << " keys";
-  ctx.out() << "): " << done->members
-            << " members, the same member IDs, serving clients again. The data each member ran "
+  ctx.out() << "): " << done->members << " members";
+  if (done->new_ids == 0) {
+    ctx.out() << ", the same member IDs";
+  } else {
+    ctx.out() << ", " << done->new_ids << " of them with a new member ID (see above)";
+  }
+  ctx.out() << ", serving clients again. The data each member ran "
                "on is kept aside on its host, in data.before-restore-<time> beside its data dir: "
                "delete it once you no longer need it"
             << std::endl;
@@ -65,8 +70,9 @@ std::vector<Command> restoreCommands() {
            .summary = "Restores the fleet's running cluster in place from a snapshot, journaled",
            .description =
                "\tEvery member of the inventory is restored from the same snapshot and keeps its\n"
-               "\tname, peer URL and member ID: the snapshot goes to every agent, every member\n"
-               "\tstops with its data dir kept aside on its host (never deleted), restores and\n"
+               "\tname and peer URL (a member that joined after the bootstrap gets a new ID):\n"
+               "\tthe snapshot goes to every agent, every member stops with its data dir kept\n"
+               "\taside on its host (never deleted), restores and\n"
                "\tstarts fenced from clients (on a unix socket only its agent dials), and once\n"
                "\tevery member is healthy with the snapshot's revision they are opened to clients\n"
                "\tone at a time. Every write since the snapshot is lost to clients: a fresh\n"

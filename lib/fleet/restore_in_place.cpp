@@ -320,12 +320,21 @@ Result<void> InPlaceRestore::verify() {
       return st.healthy() && st.fenced() && st.started_once();
     });
     if (!s) return fail(failed("step 5/6 (verify " + m.name + ")", s.error()));
-    // etcd derives a restored member's ID from its name, peer URLs and the token: a member that
-    // joined after the bootstrap (a random ID then) comes back with a new one, recorded here.
-    if (s->member_id() != m.id) {
-      say("  " + who(m) + ": restored as member " + hexId(s->member_id()) +
+    // The ID etcd derives from the peer URL and the token: a bootstrap member's own; a member that
+    // joined later (a time-salted ID) comes back with a new one, recorded in the inventory.
+    const std::uint64_t derived = membership::staticMemberId({m.peer_url}, inv_.cluster_token);
+    if (s->member_id() != derived) {
+      return fail(failed("step 5/6 (verify " + m.name + ")",
+                         Error{Errc::kFailedPrecondition,
+                               who(m) + " came back as member " + hexId(s->member_id()) + ", not " +
+                                   hexId(derived) + " (the ID etcd derives from " + m.peer_url +
+                                   " and the token " + inv_.cluster_token + ")"}));
+    }
+    if (m.id != derived) {
+      say("  " + who(m) + ": restored as member " + hexId(derived) +
           (m.id != 0 ? " (it joined after the bootstrap as " + hexId(m.id) + ")" : ""));
-      inv_.members[i].id = s->member_id();
+      inv_.members[i].id = derived;
+      ++report_.new_ids;
       if (auto saved = save(); !saved) return saved;
     }
     if (s->revision() < j_.revision) {

@@ -57,6 +57,7 @@ struct InPlaceRestoreReport {
   std::string snapshot;       // the file restored
   std::int64_t revision = 0;  // the snapshot's
   std::int64_t keys = -1;     // the snapshot's keys (-1 when unknown: a resumed run)
+  std::size_t new_ids = 0;    // members that came back with a new ID (joined after the bootstrap)
 };
 
 // Failures after the first change say which step failed and that re-running resumes (kCancelled

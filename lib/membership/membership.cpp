@@ -1,5 +1,7 @@
 #include "membership/membership.hpp"
 
+#include <openssl/sha.h>
+
 #include <algorithm>
 #include <condition_variable>
 #include <cstdio>
@@ -294,6 +296,18 @@ const MemberInfo* findById(const std::vector<MemberInfo>& members, std::uint64_t
     if (m.id == id) return &m;
   }
   return nullptr;
+}
+
+std::uint64_t staticMemberId(std::vector<std::string> peer_urls, std::string_view token) {
+  std::ranges::sort(peer_urls);
+  std::string hashed;
+  for (const auto& url : peer_urls) hashed += url;
+  hashed += token;
+  unsigned char sum[SHA_DIGEST_LENGTH];
+  SHA1(reinterpret_cast<const unsigned char*>(hashed.data()), hashed.size(), sum);
+  std::uint64_t id = 0;
+  for (int i = 0; i < 8; ++i) id = (id << 8) | sum[i];
+  return id;
 }
 
 std::string initialCluster(const std::vector<MemberInfo>& members, std::uint64_t new_id,

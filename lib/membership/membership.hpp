@@ -74,6 +74,12 @@ const MemberInfo* findById(const std::vector<MemberInfo>& members, std::uint64_t
 std::string initialCluster(const std::vector<MemberInfo>& members, std::uint64_t new_id,
                            const std::string& new_name);
 
+// The ID etcd gives a member it creates from a static initial cluster (a bootstrap, or
+// `etcdctl snapshot restore`): the first 8 bytes, big-endian, of sha1(its peer URLs sorted and
+// concatenated, then the cluster token). A member added at runtime (MemberAdd) has a time-salted
+// ID instead, so a restore gives it this one.
+std::uint64_t staticMemberId(std::vector<std::string> peer_urls, std::string_view token);
+
 // Quorum of n voters: n/2 + 1.
 constexpr std::size_t quorumOf(std::size_t voters) {
   return voters / 2 + 1;

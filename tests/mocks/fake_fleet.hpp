@@ -327,7 +327,8 @@ class FakeFleet {
         // A crash-looping etcd never comes up, whichever peer's plan completed the cluster (it
         // was started with the others when its plan was not the last to arrive: a flaky test).
         if (p->started || p->crash_looping) continue;
-        p->member_id = next_id_++;
+        // As etcd: a member of a static initial cluster has the ID its peer URL and token give.
+        p->member_id = membership::staticMemberId({p->peerUrl()}, p->plan->cluster_token());
         members_.push_back({p->member_id, p->member_name, p->peerUrl(), p->clientUrl(), false});
         p->started = true;
         p->started_once = true;
@@ -562,6 +563,12 @@ class FakeAgent final : public fleet::AgentApi {
             if (!h.restoring_sha.empty() && !h.restored) {
               h.revision = h.restored_revision;
               h.restored = true;
+              // etcdctl snapshot restore: the ID of a static initial cluster's member.
+              const auto id = membership::staticMemberId({h.peerUrl()}, h.plan->cluster_token());
+              for (auto& m : fleet_.members_) {
+                if (m.id == h.member_id) m.id = id;
+              }
+              h.member_id = id;
             }
             h.started_once = true;
           } else if (h.stopped) {

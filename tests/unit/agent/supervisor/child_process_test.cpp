@@ -8,24 +8,18 @@
 #include <unistd.h>
 
 #include <boost/asio/io_context.hpp>
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
+
+#include "tests/mocks/temp_dir.hpp"
 
 namespace etcdagent::agent {
 namespace {
 
 class ChildSpawn : public ::testing::Test {
  protected:
-  void SetUp() override {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "child-spawn-XXXXXX").string();
-    ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
-    dir_ = tmpl;
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-
   // Runs spec to its exit; returns its output lines.
   std::vector<std::string> run(const ChildSpec& spec) {
     std::vector<std::string> lines;
@@ -42,7 +36,8 @@ class ChildSpawn : public ::testing::Test {
   }
 
   boost::asio::io_context io_;
-  std::filesystem::path dir_;
+  testing::UnitTempDir tmp_;
+  std::filesystem::path dir_ = tmp_.path();
 };
 
 TEST_F(ChildSpawn, RunsInTheWorkingDirectoryItIsGiven) {

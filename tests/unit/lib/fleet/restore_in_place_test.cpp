@@ -10,8 +10,10 @@
 
 #include <fstream>
 
+#include "fleet/member.hpp"
 #include "fleet/restore.hpp"
 #include "fleet/restore_journal.hpp"
+#include "membership/membership.hpp"
 #include "tests/mocks/fleet_world.hpp"
 #include "tests/mocks/snapshot_bytes.hpp"
 
@@ -88,6 +90,39 @@ TEST_F(InPlaceRestoreFlow, PreparesAndStartsEveryMemberThenOpensThemOneAtATime) 
   EXPECT_TRUE(w.progress.said("member m2 (127.0.0.12:2378): healthy, fenced, member "));
   EXPECT_TRUE(w.progress.said("member m3 (127.0.0.13:2378): serving clients at "));
   EXPECT_TRUE(w.inventory().restore.empty()) << "the journal outlived the restore";
+}
+
+// A member that joined after the bootstrap (MemberAdd: a time-salted ID) comes back with the ID
+// etcd derives from its peer URL and the token; the inventory records it and the report counts it.
+TEST(InPlaceRestoreJoined, AJoinedMemberComesBackWithTheDerivedIdRecordedInTheInventory) {
+  FleetWorld w;
+  std::vector<FakeHost*> hosts;
+  for (int i = 1; i <= 2; ++i) hosts.push_back(&w.fleet.addHost(10 + i, "m" + std::to_string(i)));
+  w.fleet.formCluster("prod", hosts);
+  w.saveInventoryOf("prod", hosts);
+  hosts.push_back(&w.fleet.addHost(13, "m3"));
+  auto added = fleet::addMemberOnHost(w.env(), {.host = "127.0.0.13", .inventory = w.inventory()});
+  ASSERT_TRUE(added) << added.error().message;
+  const std::uint64_t derived = membership::staticMemberId({hosts[2]->peerUrl()}, "prod");
+  ASSERT_NE(hosts[2]->member_id, derived) << "a joined member's ID is not the derived one";
+  const std::uint64_t joined = hosts[2]->member_id;
+  const std::string snapshot = w.dir.path() + "/backup.db";
+  std::ofstream(snapshot, std::ios::binary) << realEtcdSnapshot(ETCD_AGENT_SOURCE_DIR);
+  auto checked = fleet::checkLocalSnapshot(snapshot);
+  ASSERT_TRUE(checked && checked->status);
+  for (auto* h : hosts) h->restored_revision = checked->status->revision;
+
+  auto r = fleet::restoreInPlace(
+      w.env(), {.inventory = w.inventory(), .snapshot = snapshot, .confirmed = true});
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(r->new_ids, 1U);
+  EXPECT_EQ(hosts[2]->member_id, derived);
+  const auto* m3 = w.inventory().find("m3");
+  ASSERT_NE(m3, nullptr);
+  EXPECT_EQ(m3->id, derived);
+  EXPECT_TRUE(w.progress.said("member m3 (127.0.0.13:2378): restored as member " +
+                              membership::hexId(derived) + " (it joined after the bootstrap as " +
+                              membership::hexId(joined) + ")"));
 }
 
 TEST_F(InPlaceRestoreFlow, AFreshRestoreWithoutYesSaysWhatItWouldDoAndChangesNothing) {

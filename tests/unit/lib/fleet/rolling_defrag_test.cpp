@@ -74,7 +74,9 @@ TEST_F(RollingDefrag, DefragmentsFollowersFirstAndTheLeaderLastOnceTheLeadership
   EXPECT_EQ(r->members[2].leader_moved_to, "m2");
   EXPECT_EQ(r->members[2].after.size, 10'000'000);
   EXPECT_TRUE(w.progress.said("[3/3] defragment: member m1 (127.0.0.11:2378), the leader"));
-  EXPECT_TRUE(w.progress.said("m1: moving the leadership to m2 (1001) before its defragmentation"));
+  EXPECT_TRUE(w.progress.said("m1: moving the leadership to m2 (" +
+                              membership::hexId(hosts[1]->member_id) +
+                              ") before its defragmentation"));
   EXPECT_TRUE(w.progress.said("m2: defragmenting (db size 40 MB, 10 MB in use)"));
   EXPECT_TRUE(
       w.progress.said("m1: leadership moved to m2; db size 40 MB -> 10 MB (10 MB in use "
