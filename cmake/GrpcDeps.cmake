@@ -73,6 +73,8 @@ function(etcd_add_proto_library name)
     list(APPEND _srcs ${_gen})
   endforeach()
   add_library(${name} STATIC ${_srcs})
+  # A few large generated files: one at a time, even in a unity build.
+  set_target_properties(${name} PROPERTIES UNITY_BUILD OFF)
   target_include_directories(${name} SYSTEM PUBLIC ${_out})
   target_link_libraries(${name} PUBLIC grpc_deps ${ARG_DEPENDS})
 endfunction()

@@ -7,6 +7,7 @@
 #include <ctime>
 #include <regex>
 
+#include "common/clock.hpp"
 #include "common/encoding.hpp"
 
 namespace etcdagent::agent {
@@ -16,10 +17,6 @@ using namespace std::chrono_literals;
 
 constexpr auto kCheckEvery = 1min;
 constexpr auto kAfterAStep = 5s;  // rolls on to the next member
-
-std::int64_t unixSeconds(std::chrono::system_clock::time_point t) {
-  return std::chrono::duration_cast<std::chrono::seconds>(t.time_since_epoch()).count();
-}
 
 std::string bytes(std::int64_t n) {
   return humanizeBytes(static_cast<std::uint64_t>(n));

@@ -8,6 +8,7 @@
 #include <cstdio>
 
 #include "agent/enroll/agent_channel.hpp"
+#include "common/clock.hpp"
 #include "common/file_util.hpp"
 #include "etcdagent/v1/agent.grpc.pb.h"
 
@@ -21,10 +22,6 @@ constexpr auto kLongestRetry = 15min;
 // A backstop for one copy: a peer that stops reading is noticed by gRPC's keepalive sooner.
 constexpr auto kPushDeadline = 30min;
 constexpr std::size_t kChunk = 1U << 20;  // the receiver takes at most 1 MiB per message
-
-std::int64_t unixSeconds(std::chrono::system_clock::time_point t) {
-  return std::chrono::duration_cast<std::chrono::seconds>(t.time_since_epoch()).count();
-}
 
 Result<std::unique_ptr<etcd::Client>> clientOf(const SnapshotTarget& member) {
   etcd::ClientConfig cfg;

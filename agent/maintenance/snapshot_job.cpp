@@ -6,6 +6,7 @@
 #include <optional>
 #include <stop_token>
 
+#include "common/clock.hpp"
 #include "common/durable_file.hpp"
 #include "common/file_util.hpp"
 #include "common/snapshot_digest.hpp"
@@ -18,10 +19,6 @@ namespace {
 using namespace std::chrono_literals;
 
 constexpr auto kStreamDeadline = 30min;
-
-std::int64_t unixSeconds(std::chrono::system_clock::time_point t) {
-  return std::chrono::duration_cast<std::chrono::seconds>(t.time_since_epoch()).count();
-}
 
 // Streams the member's snapshot into NAME.db (through NAME.db.part): fsynced and renamed only
 // when the whole stream came and its sha256 trailer matched.

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "common/clock.hpp"
+
 namespace etcdagent::agent {
 namespace {
 
@@ -16,10 +18,6 @@ using TimePoint = std::chrono::system_clock::time_point;
 constexpr auto kLongestWait = 1h;
 constexpr auto kFirstRetry = 10s;
 constexpr auto kLongestRetry = 15min;
-
-std::int64_t unixSeconds(TimePoint t) {
-  return std::chrono::duration_cast<std::chrono::seconds>(t.time_since_epoch()).count();
-}
 
 }  // namespace
 

@@ -5,19 +5,17 @@
 #include <algorithm>
 #include <csignal>
 
+#include "common/clock.hpp"
+
 namespace etcdagent::agent {
 namespace {
 
 using namespace std::chrono_literals;
 
-constexpr auto kFirstRetry = 10s;
-constexpr auto kLongestRetry = 15min;
+constexpr auto kFirstUploadRetry = 10s;
+constexpr auto kLongestUploadRetry = 15min;
 constexpr auto kKillAfter = 10s;  // after SIGTERM, a command that does not end is killed
 constexpr std::size_t kErrorLines = 3;
-
-std::int64_t unixSeconds(std::chrono::system_clock::time_point t) {
-  return std::chrono::duration_cast<std::chrono::seconds>(t.time_since_epoch()).count();
-}
 
 std::chrono::milliseconds millis(std::chrono::seconds s) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(s);
@@ -178,9 +176,9 @@ void SnapshotUploader::finished(ExitStatus status) {
 
 void SnapshotUploader::retryLater() {
   if (!waiting_) return;
-  auto delay = std::chrono::duration_cast<std::chrono::seconds>(kFirstRetry);
-  for (unsigned i = 1; i < failures_in_row_ && delay < kLongestRetry; ++i) delay *= 2;
-  delay = std::min<std::chrono::seconds>(delay, kLongestRetry);
+  auto delay = std::chrono::duration_cast<std::chrono::seconds>(kFirstUploadRetry);
+  for (unsigned i = 1; i < failures_in_row_ && delay < kLongestUploadRetry; ++i) delay *= 2;
+  delay = std::min<std::chrono::seconds>(delay, kLongestUploadRetry);
   report_.set_next_attempt_at(unixSeconds(seams_.wall() + delay));
   report_.set_pending(waiting_->record.name());
   retry_timer_->arm(millis(delay), [this] {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "common/clock.hpp"
 #include "common/encoding.hpp"
 
 namespace etcdagent::agent {
@@ -12,12 +13,8 @@ namespace {
 
 using namespace std::chrono_literals;
 
-constexpr auto kFirstRetry = 30s;
-constexpr auto kLongestRetry = 15min;
-
-std::int64_t unixSeconds(std::chrono::system_clock::time_point t) {
-  return std::chrono::duration_cast<std::chrono::seconds>(t.time_since_epoch()).count();
-}
+constexpr auto kFirstRecoveryRetry = 30s;
+constexpr auto kLongestRecoveryRetry = 15min;
 
 std::string bytes(std::int64_t n) {
   return humanizeBytes(static_cast<std::uint64_t>(n));
@@ -178,9 +175,9 @@ void SpaceKeeper::finished(const SpaceOutcome& outcome) {
     if (on_note_) on_note_(LOG_NOTICE, "NOSPACE recovered: " + outcome.summary);
   } else {
     ++failures_in_row_;
-    auto delay = kFirstRetry;
-    for (unsigned i = 1; i < failures_in_row_ && delay < kLongestRetry; ++i) delay *= 2;
-    delay = std::min<std::chrono::seconds>(delay, kLongestRetry);
+    auto delay = kFirstRecoveryRetry;
+    for (unsigned i = 1; i < failures_in_row_ && delay < kLongestRecoveryRetry; ++i) delay *= 2;
+    delay = std::min<std::chrono::seconds>(delay, kLongestRecoveryRetry);
     retry_at_ = seams_.clock.now() + delay;
     report_.set_failures(report_.failures() + 1);
     report_.set_state("failed");

@@ -97,7 +97,7 @@ CommandResult runTimeToLive(Context& ctx) {
   return {};
 }
 
-CommandResult runList(Context& ctx) {
+CommandResult runLeaseList(Context& ctx) {
   // etcdctl ignores extra arguments.
   if (auto r = requireFormat(ctx, printLeaseList); !r) return r;
   FLEET_TRY_CLIENT(client, ctx);
@@ -218,7 +218,7 @@ std::vector<Command> leaseCommands() {
       .name = "list",
       .usage = "lease list",
       .summary = "List all active leases",
-      .run = runList,
+      .run = runLeaseList,
   });
   lease.children.push_back({
       .name = "revoke",

@@ -34,7 +34,7 @@ std::expected<std::vector<std::string>, CommandError> peerUrlsArg(Context& ctx) 
   return urls;
 }
 
-CommandResult runList(Context& ctx) {
+CommandResult runMemberList(Context& ctx) {
   if (auto r = requireFormat(ctx, printMemberList); !r) return r;
   FLEET_TRY_CLIENT(client, ctx);
   auto resp = client.call<&Cluster::Stub::MemberList>(etcdserverpb::MemberListRequest{},
@@ -131,7 +131,7 @@ std::vector<Command> memberCommands() {
           "\tWhen --write-out is set to simple, this command prints out comma-separated member "
           "lists for each endpoint.\n"
           "\tThe items in the lists are ID, Status, Name, Peer Addrs, Client Addrs, Is Learner.",
-      .run = runList,
+      .run = runMemberList,
   });
   out.push_back({
       .name = "promote",

@@ -110,7 +110,7 @@ std::expected<AgentListing, CommandError> listAgents(Context& ctx, std::string_v
   return out;
 }
 
-CommandResult runList(Context& ctx) {
+CommandResult runSnapshotList(Context& ctx) {
   if (!ctx.args().empty()) return badArgs("snapshot list takes no arguments (--host to narrow)");
   if (auto r = requireFormat(ctx, printSnapshotList); !r) return r;
   auto listed = listAgents(ctx, "snapshot list", "");
@@ -180,7 +180,7 @@ Command snapshotListCommand() {
           [](FlagSet& f) {
             f.stringSlice("host", 0, {}, "only the agents of these members (name or host)");
           },
-      .run = runList,
+      .run = runSnapshotList,
   };
 }
 

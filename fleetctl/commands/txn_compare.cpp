@@ -11,7 +11,7 @@ namespace {
 
 using etcdserverpb::Compare;
 
-std::unexpected<CommandError> invalidInput(std::string message) {
+std::unexpected<CommandError> invalidCompare(std::string message) {
   return std::unexpected(CommandError{exitcode::kInvalidInput, std::move(message)});
 }
 
@@ -55,13 +55,13 @@ Scanned scanComparison(std::string_view rest) {
 InputResult<Compare> parseCompare(std::string_view line) {
   const std::string text(line);
   const auto paren = line.find('(');
-  if (paren == std::string_view::npos) return invalidInput("malformed comparison: " + text);
+  if (paren == std::string_view::npos) return invalidCompare("malformed comparison: " + text);
   const std::string target(line.substr(0, paren));
 
   auto [key, op, val, scanned] = scanComparison(line.substr(paren + 1));
   if (scanned != 3) {
-    return invalidInput("malformed comparison: " + text + "; got " + target + "(" + goQuote(key) +
-                        ") " + op + " " + goQuote(val));
+    return invalidCompare("malformed comparison: " + text + "; got " + target + "(" + goQuote(key) +
+                          ") " + op + " " + goQuote(val));
   }
 
   Compare cmp;
@@ -88,13 +88,13 @@ InputResult<Compare> parseCompare(std::string_view line) {
     number = goParseInt(val, 16);
     if (number) cmp.set_lease(*number);
   } else {
-    return invalidInput("malformed comparison: " + text + " (unknown target " + target + ")");
+    return invalidCompare("malformed comparison: " + text + " (unknown target " + target + ")");
   }
-  if (!number) return invalidInput("invalid txn compare request: " + text);
+  if (!number) return invalidCompare("invalid txn compare request: " + text);
   auto result = compareResult(op);
   if (!result) {
-    return invalidInput("invalid txn compare request: " + text + " (unknown operator " + op +
-                        "; use =, !=, < or >)");
+    return invalidCompare("invalid txn compare request: " + text + " (unknown operator " + op +
+                          "; use =, !=, < or >)");
   }
   cmp.set_result(*result);
   return cmp;

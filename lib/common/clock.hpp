@@ -5,6 +5,7 @@
 // time with a clock whose sleepFor() only moves its hands (tests/mocks/stepping_clock.hpp).
 
 #include <chrono>
+#include <cstdint>
 #include <thread>
 
 namespace etcdagent {
@@ -31,6 +32,11 @@ class SystemClock final : public Clock {
 inline Clock& Clock::system() {
   static SystemClock clock;
   return clock;
+}
+
+// Seconds since the Unix epoch, as the agent's reports carry wall-clock times.
+inline std::int64_t unixSeconds(std::chrono::system_clock::time_point t) {
+  return std::chrono::duration_cast<std::chrono::seconds>(t.time_since_epoch()).count();
 }
 
 }  // namespace etcdagent

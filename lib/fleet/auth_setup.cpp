@@ -31,10 +31,6 @@ bool contains(const std::vector<std::string>& items, const std::string& item) {
   return std::find(items.begin(), items.end(), item) != items.end();
 }
 
-std::string quoted(const std::string& text) {
-  return quoteForMessage(text);
-}
-
 }  // namespace
 
 std::string agentUserName(std::string_view member) {
@@ -101,8 +97,9 @@ std::string describePermission(const Permission& p) {
   std::string type = p.permtype() == Permission::READ    ? "read"
                      : p.permtype() == Permission::WRITE ? "write"
                                                          : "readwrite";
-  if (p.range_end().empty()) return type + " on key " + quoted(p.key());
-  return type + " on keys from " + quoted(p.key()) + " to " + quoted(p.range_end());
+  if (p.range_end().empty()) return type + " on key " + quoteForMessage(p.key());
+  return type + " on keys from " + quoteForMessage(p.key()) + " to " +
+         quoteForMessage(p.range_end());
 }
 
 // ---- the flows ---------------------------------------------------------------------------------

@@ -61,7 +61,7 @@ std::string abortHint(const std::string& inventory_path) {
          inventory_path + " to wipe the members that never became healthy";
 }
 
-Error refused(std::string message) {
+Error refusedBootstrap(std::string message) {
   return {Errc::kFailedPrecondition, std::move(message)};
 }
 
@@ -221,7 +221,7 @@ Result<void> Bootstrap::preflight() {
   }
   for (std::size_t i = 0; i < n_; ++i) {
     auto& [r, now] = answers[i];
-    if (!r) return fail(refused(hostName(i) + ": preflight failed: " + r.error().message));
+    if (!r) return fail(refusedBootstrap(hostName(i) + ": preflight failed: " + r.error().message));
     say(preflightLine(req_.hosts[i], *r));
     reports_.push_back({req_.hosts[i], names_[i], *r, now});
   }
@@ -230,7 +230,7 @@ Result<void> Bootstrap::preflight() {
   if (!assessment_.ok()) {
     std::string msg = "preflight refused the bootstrap; nothing was changed:";
     for (const auto& e : assessment_.errors) msg += "\n  " + e;
-    return fail(refused(msg));
+    return fail(refusedBootstrap(msg));
   }
   return {};
 }
@@ -270,7 +270,7 @@ Result<void> Bootstrap::dialMembers() {
   probes_.clear();
   for (const auto& m : plans_) {
     auto p = env_.etcd.member(m.client_url);
-    if (!p) return fail(refused(m.spec.host + ": " + p.error().message));
+    if (!p) return fail(refusedBootstrap(m.spec.host + ": " + p.error().message));
     probes_.push_back(std::move(*p));
   }
   return {};
@@ -307,17 +307,18 @@ Result<void> Bootstrap::planAndApply() {
     // A discovery token is single-use: members that registered with an earlier one cannot be
     // handed a new one, and their URL is not reported back. Finish or abort that attempt first.
     if (assessment_.already_members > 0) {
-      return fail(refused(std::to_string(assessment_.already_members) +
-                          " of the agents already hold a discovery plan of cluster \"" + token_ +
-                          "\" that did not become healthy; run etcd-fleet bootstrap --abort "
-                          "--fleet " +
-                          req_.inventory_path + " and bootstrap again"));
+      return fail(
+          refusedBootstrap(std::to_string(assessment_.already_members) +
+                           " of the agents already hold a discovery plan of cluster \"" + token_ +
+                           "\" that did not become healthy; run etcd-fleet bootstrap --abort "
+                           "--fleet " +
+                           req_.inventory_path + " and bootstrap again"));
     }
     // The first agent coordinates: its HTTP endpoint serves the etcd v2 discovery protocol.
     auto created = agents_[0]->newDiscoveryToken(static_cast<unsigned>(n_));
     if (!created) {
-      return fail(
-          refused(hostName(0) + ": cannot create a discovery token: " + created.error().message));
+      return fail(refusedBootstrap(
+          hostName(0) + ": cannot create a discovery token: " + created.error().message));
     }
     discovery_url = created->url();
   }
@@ -331,7 +332,7 @@ Result<void> Bootstrap::planAndApply() {
   if (auto saved =
           saveIfChanged(bs::makeInventory(req_.inventory_path, token_, plans_, {}), req_.previous);
       !saved)
-    return fail(refused(saved.error().message));
+    return fail(refusedBootstrap(saved.error().message));
 
   // --from-snapshot (restore.hpp): the file goes to every agent before any plan does; an agent
   // that holds this cluster's plan already (a re-run) keeps it.
@@ -339,7 +340,7 @@ Result<void> Bootstrap::planAndApply() {
     std::vector<bool> upload;
     for (const auto& r : reports_) upload.push_back(r.preflight.existing_cluster_token() != token_);
     auto paths = uploadSnapshot(env_.progress, *req_.snapshot, token_, agents_, upload);
-    if (!paths) return fail(refused(paths.error().message));
+    if (!paths) return fail(refusedBootstrap(paths.error().message));
     for (std::size_t i = 0; i < n_; ++i) plans_[i].plan.set_restore_snapshot((*paths)[i]);
   }
 
@@ -357,7 +358,7 @@ Result<void> Bootstrap::planAndApply() {
     }
   }
   if (!refusals.empty()) {
-    return fail(refused(
+    return fail(refusedBootstrap(
         "the bootstrap stopped half way: hosts that got the plan: " + joinList(got_plan_) +
         "; hosts that did not: " + joinList(refusals) + ". " + abortHint(req_.inventory_path)));
   }
@@ -378,7 +379,7 @@ Result<BootstrapReport> Bootstrap::waitHealthy() {
       if (auto saved =
               saveInventory(bs::makeInventory(req_.inventory_path, token_, plans_, report.ids));
           !saved)
-        return fail(refused(saved.error().message));
+        return fail(refusedBootstrap(saved.error().message));
       say("cluster \"" + token_ + "\" is healthy with " + std::to_string(n_) +
           (n_ == 1 ? " member" : " members") + "; inventory written to " + req_.inventory_path);
       return report;
@@ -439,10 +440,11 @@ Result<BootstrapReport> Bootstrap::run() {
     if (!found) return fail(found.error());
     if (*found) return std::move(**found);
   } else if (adopting_) {
-    return fail(refused("the agents held members of cluster \"" + token_ +
-                        "\" when reached but not all of them at the preflight: a member changed "
-                        "meanwhile; check `etcd-fleet agent status --host HOST` on each and "
-                        "re-run"));
+    return fail(
+        refusedBootstrap("the agents held members of cluster \"" + token_ +
+                         "\" when reached but not all of them at the preflight: a member changed "
+                         "meanwhile; check `etcd-fleet agent status --host HOST` on each and "
+                         "re-run"));
   } else if (auto r = planAndApply(); !r) {
     return fail(r.error());
   }
@@ -513,8 +515,8 @@ Result<void> abortBootstrap(const Env& env, const AbortRequest& request) {
     if (!lines[i]) failed.push_back(request.hosts[i].agent);
   }
   if (!failed.empty()) {
-    return fail(refused("abort incomplete: could not handle " + joinList(failed) +
-                        "; run etcd-fleet bootstrap --abort again once they answer"));
+    return fail(refusedBootstrap("abort incomplete: could not handle " + joinList(failed) +
+                                 "; run etcd-fleet bootstrap --abort again once they answer"));
   }
   return {};
 }
@@ -536,9 +538,10 @@ Result<std::string> bootstrapToken(const std::string& cluster_flag,
   const bool same_fleet = previous && agentsOf(*previous) == agentsOf(hosts);
   if (!abort && previous && !same_fleet && !previous->members.empty()) {
     const auto theirs = agentsOf(*previous);
-    return fail(refused(previous->path + " already describes cluster \"" + previous->cluster_token +
-                        "\" on other agents (" + joinList({theirs.begin(), theirs.end()}) +
-                        "); pass --fleet FILE to keep this fleet's inventory elsewhere"));
+    return fail(refusedBootstrap(previous->path + " already describes cluster \"" +
+                                 previous->cluster_token + "\" on other agents (" +
+                                 joinList({theirs.begin(), theirs.end()}) +
+                                 "); pass --fleet FILE to keep this fleet's inventory elsewhere"));
   }
   if (!cluster_flag.empty()) return cluster_flag;
   return same_fleet ? previous->cluster_token : std::string();

@@ -23,10 +23,6 @@ const v1::PreflightCheck* findCheck(const v1::PreflightResponse& r, std::string_
   return nullptr;
 }
 
-std::string quoted(std::string_view s) {
-  return "\"" + std::string(s) + "\"";
-}
-
 }  // namespace
 
 Result<std::vector<HostSpec>> parseHosts(std::string_view csv, int default_agent_port) {
@@ -39,19 +35,20 @@ Result<std::vector<HostSpec>> parseHosts(std::string_view csv, int default_agent
   std::set<std::string> seen;
   for (const auto& item : splitComma(csv, {.trim = true})) {
     if (item.empty())
-      return fail(Errc::kInvalidArgument, "--hosts has an empty entry: " + quoted(csv));
+      return fail(Errc::kInvalidArgument, "--hosts has an empty entry: " + quoteForMessage(csv));
     std::string host = item;
     int port = default_agent_port;
     std::string port_text;
     if (item.front() == '[') {  // [v6] or [v6]:port
       auto close = item.find(']');
       if (close == std::string::npos) {
-        return fail(Errc::kInvalidArgument, "--hosts: " + quoted(item) + " lacks its closing ]");
+        return fail(Errc::kInvalidArgument,
+                    "--hosts: " + quoteForMessage(item) + " lacks its closing ]");
       }
       host = item.substr(0, close + 1);
       if (close + 1 < item.size()) {
         if (item[close + 1] != ':') {
-          return fail(Errc::kInvalidArgument, "--hosts: cannot read " + quoted(item));
+          return fail(Errc::kInvalidArgument, "--hosts: cannot read " + quoteForMessage(item));
         }
         port_text = item.substr(close + 2);
       }
@@ -66,11 +63,11 @@ Result<std::vector<HostSpec>> parseHosts(std::string_view csv, int default_agent
     if (host != item) {
       if (!validPort(port_text, port)) {
         return fail(Errc::kInvalidArgument,
-                    "--hosts: " + quoted(item) + " has no valid port after ':' (1-65535)");
+                    "--hosts: " + quoteForMessage(item) + " has no valid port after ':' (1-65535)");
       }
     }
     if (host.empty())
-      return fail(Errc::kInvalidArgument, "--hosts: " + quoted(item) + " has no host");
+      return fail(Errc::kInvalidArgument, "--hosts: " + quoteForMessage(item) + " has no host");
     std::string agent = host + ":" + std::to_string(port);
     if (!seen.insert(agent).second) {
       return fail(Errc::kInvalidArgument,
@@ -97,7 +94,8 @@ Result<std::vector<std::string>> memberNames(std::size_t count, std::string_view
   for (const auto& n : names) {
     if (n.empty()) return fail(Errc::kInvalidArgument, "--names has an empty name");
     if (!seen.insert(n).second) {
-      return fail(Errc::kInvalidArgument, "--names repeats " + quoted(n) + "; names are unique");
+      return fail(Errc::kInvalidArgument,
+                  "--names repeats " + quoteForMessage(n) + "; names are unique");
     }
   }
   return names;
@@ -111,16 +109,16 @@ Assessment assess(const std::vector<HostReport>& reports, const std::string& clu
     const auto& p = r.preflight;
     const std::string& who = r.spec.agent;
     if (p.member_name() != r.expected_name) {
-      a.errors.push_back(who + ": the agent runs member " + quoted(p.member_name()) +
-                         " but the plan names it " + quoted(r.expected_name) +
+      a.errors.push_back(who + ": the agent runs member " + quoteForMessage(p.member_name()) +
+                         " but the plan names it " + quoteForMessage(r.expected_name) +
                          "; pass --names with the agents' names in host order, or set [member] "
                          "name in that agent's config");
     }
     const bool ours =
         !p.existing_cluster_token().empty() && p.existing_cluster_token() == cluster_token;
     if (!p.existing_cluster_token().empty() && !ours) {
-      a.errors.push_back(who + " already holds member " + quoted(p.member_name()) +
-                         " of another cluster " + quoted(p.existing_cluster_token()) +
+      a.errors.push_back(who + " already holds member " + quoteForMessage(p.member_name()) +
+                         " of another cluster " + quoteForMessage(p.existing_cluster_token()) +
                          ": refusing to bootstrap onto it; remove that member first "
                          "(etcd-fleet member remove) or choose another host");
     } else if (ours) {
@@ -181,7 +179,7 @@ Result<Mode> parseMode(std::string_view text) {
   if (text == "static") return Mode::kStatic;
   if (text == "discovery") return Mode::kDiscovery;
   return fail(Errc::kInvalidArgument,
-              "--mode " + quoted(text) + " is not known; use static or discovery");
+              "--mode " + quoteForMessage(text) + " is not known; use static or discovery");
 }
 
 std::vector<MemberPlan> makePlans(const std::vector<HostReport>& reports,

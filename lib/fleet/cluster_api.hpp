@@ -27,6 +27,10 @@ namespace etcdagent::fleet {
 
 using membership::MemberInfo;
 
+// How long the membership flows (member add, stop, replace) wait for a member's Status before
+// they count it as unhealthy.
+inline constexpr std::chrono::milliseconds kMemberHealthTimeout{2000};
+
 class ClusterApi {
  public:
   virtual ~ClusterApi() = default;

@@ -51,6 +51,11 @@ struct InventoryMember {
   std::uint64_t id = 0;    // etcd's member ID; 0 = not known yet
 };
 
+// "member m1 (127.0.0.11:2378)": how the flows name a member in their progress and errors.
+inline std::string describeMember(const InventoryMember& m) {
+  return "member " + m.name + " (" + m.agent + ")";
+}
+
 struct Inventory {
   std::string path;  // where it was read from and is written to
   std::string cluster_token;

@@ -21,7 +21,6 @@ constexpr Duration kJoinWait = 60s;
 // Its learner this long to come up before the promotion starts.
 constexpr Duration kLearnerHealthy = 60s;
 // A member that cannot answer a Status within this long counts as unhealthy for the quorum check.
-constexpr std::chrono::milliseconds kHealthTimeout = 2s;
 // etcd refuses MemberRemove as "unhealthy cluster" until a peer has been connected for 5 s.
 constexpr std::chrono::milliseconds kUnhealthyGrace = 8s;
 
@@ -345,7 +344,7 @@ Result<RemoveMemberReport> MemberRemoval::run() {
 
   if (in_cluster_) {
     bool forced = false;  // our quorum check refused and --force overrode it
-    auto healthy = cluster_->healthy(*members_, kHealthTimeout);
+    auto healthy = cluster_->healthy(*members_, kMemberHealthTimeout);
     if (auto safe = membership::checkRemoveSafe(*members_, healthy, id); !safe) {
       if (!request_.force) return fail(Errc::kFailedPrecondition, safe.error().message);
       progress.warning("--force: " + safe.error().message);

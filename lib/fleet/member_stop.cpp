@@ -13,7 +13,6 @@ using namespace std::chrono_literals;
 using membership::hexId;
 
 // A member that cannot answer a Status within this long counts as unhealthy for the quorum check.
-constexpr std::chrono::milliseconds kHealthTimeout = 2s;
 // How long the cluster gets to answer when a start timed out and the flow looks for the reason.
 constexpr Duration kExplainTimeout = 5s;
 
@@ -101,7 +100,8 @@ std::string quorumHint(const Env& env, const std::vector<std::string>& endpoints
   }
   const MemberInfo* me = findMember(*members, status);
   if (me == nullptr || me->is_learner) return "";
-  const auto others = otherVoters(*members, (*cluster)->healthy(*members, kHealthTimeout), me->id);
+  const auto others =
+      otherVoters(*members, (*cluster)->healthy(*members, kMemberHealthTimeout), me->id);
   const std::size_t needed = membership::quorumOf(others.voters);
   if (others.healthy + 1 >= needed) return "";
   return "\nThe cluster has no quorum even with it: " + std::to_string(others.healthy) +
@@ -146,7 +146,7 @@ Result<StopMemberReport> stopMemberOfFleet(const Env& env, const StopMemberReque
     env.progress.step("member " + name +
                       " is not in the cluster's member list: stopping it takes no vote away");
   } else {
-    const auto healthy = (*cluster)->healthy(*members, kHealthTimeout);
+    const auto healthy = (*cluster)->healthy(*members, kMemberHealthTimeout);
     if (auto safe = membership::checkStopSafe(*members, healthy, me->id); !safe) {
       if (auto r = refuse(safe.error()); !r) return fail(r.error());
     } else if (me->is_learner) {

@@ -24,7 +24,6 @@ using membership::MemberInfo;
 constexpr Duration kAgentChangeTimeout = 60s;
 // A reachability probe of an agent that may be on a dead host.
 constexpr Duration kAgentProbeTimeout = 5s;
-constexpr std::chrono::milliseconds kHealthTimeout = 2s;
 // etcd refuses MemberRemove as "unhealthy cluster" until a peer has been connected for 5 s.
 constexpr std::chrono::milliseconds kUnhealthyGrace = 8s;
 
@@ -183,7 +182,7 @@ Result<ReplaceJournal> Replacer::start() {
                     inv_.path);
   }
   if (auto r = membership::checkNoPendingLearner(*members); !r) return fail(r.error());
-  const auto healthy = cluster_->healthy(*members, kHealthTimeout);
+  const auto healthy = cluster_->healthy(*members, kMemberHealthTimeout);
   // Both orders: the learner-first one promotes a voter while the old member may go down, and
   // that needs exactly the quorum the remove-first one needs while it runs one voter short.
   if (auto r = membership::checkRemoveSafe(*members, healthy, old->id); !r) {
@@ -227,7 +226,7 @@ Result<bool> Replacer::oldHealthy() {
   if (!members) return fail(members.error());
   const MemberInfo* old = membership::findById(*members, j_.old_id);
   if (old == nullptr) return false;
-  return cluster_->healthy({*old}, kHealthTimeout).contains(j_.old_id);
+  return cluster_->healthy({*old}, kMemberHealthTimeout).contains(j_.old_id);
 }
 
 Result<std::string> Replacer::removeOld() {
@@ -235,7 +234,7 @@ Result<std::string> Replacer::removeOld() {
   if (!members) return fail(members.error());
   if (membership::findById(*members, j_.old_id)) {
     if (!removal_just_checked_) {
-      const auto healthy = cluster_->healthy(*members, kHealthTimeout);
+      const auto healthy = cluster_->healthy(*members, kMemberHealthTimeout);
       if (auto r = membership::checkRemoveSafe(*members, healthy, j_.old_id); !r)
         return fail(r.error());
     }
@@ -351,7 +350,7 @@ Result<std::string> Replacer::promote() {
                                      " is no longer in the cluster (removed by hand?)");
   }
   if (learner->is_learner) {
-    auto healthy = cluster_->healthy(*members, kHealthTimeout);
+    auto healthy = cluster_->healthy(*members, kMemberHealthTimeout);
     if (auto r = membership::checkPromoteSafe(*members, healthy, j_.new_id); !r)
       return fail(r.error());
     auto promoted = cluster_->promoteWhenInSync(

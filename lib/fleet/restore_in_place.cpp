@@ -31,10 +31,6 @@ constexpr Duration kPoll = 200ms;
 // Every wait is bounded in attempts too, whatever the clock does.
 constexpr int kMaxPolls = 100000;
 
-std::string who(const InventoryMember& m) {
-  return "member " + m.name + " (" + m.agent + ")";
-}
-
 class InPlaceRestore {
  public:
   InPlaceRestore(const Env& env, const InPlaceRestoreRequest& request)
@@ -130,7 +126,7 @@ Result<std::vector<v1::AgentStatus>> InPlaceRestore::statuses() const {
   for (std::size_t i = 0; i < all.size(); ++i) {
     if (!all[i]) {
       return fail(all[i].error().code,
-                  who(inv_.members[i]) + ": " + all[i].error().message +
+                  describeMember(inv_.members[i]) + ": " + all[i].error().message +
                       ": an in-place restore needs every member's agent (bring it back, or "
                       "replace the member first)");
     }
@@ -157,13 +153,13 @@ Result<void> InPlaceRestore::checkMembers(const std::vector<v1::AgentStatus>& st
               "): fix the inventory first");
     }
     if (s.cluster_token() != inv_.cluster_token) {
-      return fail(Errc::kFailedPrecondition, who(m) + " belongs to cluster \"" + s.cluster_token() +
-                                                 "\", not \"" + inv_.cluster_token + "\" of " +
-                                                 inv_.path + ": fix the inventory first");
+      return fail(Errc::kFailedPrecondition,
+                  describeMember(m) + " belongs to cluster \"" + s.cluster_token() + "\", not \"" +
+                      inv_.cluster_token + "\" of " + inv_.path + ": fix the inventory first");
     }
     if (s.tls_stage() != v1::TLS_STAGE_UNSPECIFIED) {
       return fail(Errc::kFailedPrecondition,
-                  who(m) +
+                  describeMember(m) +
                       " is in the middle of a conversion to TLS: finish it with `etcd-fleet "
                       "tls enable` first");
     }
@@ -232,7 +228,7 @@ Result<v1::AgentStatus> InPlaceRestore::step(std::size_t i,
                                              const v1::RestoreMemberRequest& request) const {
   if (env_.stop.stop_requested()) return fail(Errc::kCancelled, "interrupted");
   auto r = slow_agents_[i]->restoreMember(request);
-  if (!r) return fail(r.error().code, who(inv_.members[i]) + ": " + r.error().message);
+  if (!r) return fail(r.error().code, describeMember(inv_.members[i]) + ": " + r.error().message);
   return r;
 }
 
@@ -247,8 +243,9 @@ Result<v1::AgentStatus> InPlaceRestore::waitFor(
     if (last && last->phase() == v1::MEMBER_PHASE_CRASH_LOOPING) {
       std::string lines;
       for (const auto& l : last->last_etcd_lines()) lines += "\n  " + l;
-      return fail(Errc::kFailedPrecondition,
-                  who(inv_.members[i]) + ": etcd keeps exiting: " + last->last_error() + lines);
+      return fail(
+          Errc::kFailedPrecondition,
+          describeMember(inv_.members[i]) + ": etcd keeps exiting: " + last->last_error() + lines);
     }
     if (env_.stop.stop_requested()) return fail(Errc::kCancelled, "interrupted");
     if (env_.clock.now() >= deadline) break;
@@ -257,8 +254,8 @@ Result<v1::AgentStatus> InPlaceRestore::waitFor(
   const std::string seen =
       !last ? last.error().message
             : (last->status_line().empty() ? memberPhaseName(last->phase()) : last->status_line());
-  return fail(Errc::kDeadlineExceeded, who(inv_.members[i]) + ": not " + what + " within " +
-                                           formatDuration(req_.member_timeout) +
+  return fail(Errc::kDeadlineExceeded, describeMember(inv_.members[i]) + ": not " + what +
+                                           " within " + formatDuration(req_.member_timeout) +
                                            " (last seen: " + seen + ")");
 }
 
@@ -288,7 +285,7 @@ Result<void> InPlaceRestore::restore(const std::vector<v1::AgentStatus>& statuse
   const std::string initial = initialCluster();
   for (std::size_t i = 0; i < agents_.size(); ++i) {
     if (!upload[i]) {
-      say("  " + who(inv_.members[i]) + ": restored already");
+      say("  " + describeMember(inv_.members[i]) + ": restored already");
       continue;
     }
     v1::RestoreMemberRequest prepare;
@@ -298,7 +295,7 @@ Result<void> InPlaceRestore::restore(const std::vector<v1::AgentStatus>& statuse
     prepare.set_initial_cluster(initial);
     auto r = step(i, prepare);
     if (!r) return fail(failed("step 3/6 (prepare " + inv_.members[i].name + ")", r.error()));
-    say("  " + who(inv_.members[i]) + ": stopped, data kept aside, held");
+    say("  " + describeMember(inv_.members[i]) + ": stopped, data kept aside, held");
   }
 
   say("[4/6] starting every member restored, fenced from clients");
@@ -326,25 +323,26 @@ Result<void> InPlaceRestore::verify() {
     if (s->member_id() != derived) {
       return fail(failed("step 5/6 (verify " + m.name + ")",
                          Error{Errc::kFailedPrecondition,
-                               who(m) + " came back as member " + hexId(s->member_id()) + ", not " +
-                                   hexId(derived) + " (the ID etcd derives from " + m.peer_url +
-                                   " and the token " + inv_.cluster_token + ")"}));
+                               describeMember(m) + " came back as member " + hexId(s->member_id()) +
+                                   ", not " + hexId(derived) + " (the ID etcd derives from " +
+                                   m.peer_url + " and the token " + inv_.cluster_token + ")"}));
     }
     if (m.id != derived) {
-      say("  " + who(m) + ": restored as member " + hexId(derived) +
+      say("  " + describeMember(m) + ": restored as member " + hexId(derived) +
           (m.id != 0 ? " (it joined after the bootstrap as " + hexId(m.id) + ")" : ""));
       inv_.members[i].id = derived;
       ++report_.new_ids;
       if (auto saved = save(); !saved) return saved;
     }
     if (s->revision() < j_.revision) {
-      return fail(failed("step 5/6 (verify " + m.name + ")",
-                         Error{Errc::kFailedPrecondition,
-                               who(m) + " answers revision " + std::to_string(s->revision()) +
-                                   ", below the snapshot's " + std::to_string(j_.revision)}));
+      return fail(
+          failed("step 5/6 (verify " + m.name + ")",
+                 Error{Errc::kFailedPrecondition,
+                       describeMember(m) + " answers revision " + std::to_string(s->revision()) +
+                           ", below the snapshot's " + std::to_string(j_.revision)}));
     }
-    say("  " + who(m) + ": healthy, fenced, member " + hexId(s->member_id()) + ", revision " +
-        std::to_string(s->revision()));
+    say("  " + describeMember(m) + ": healthy, fenced, member " + hexId(s->member_id()) +
+        ", revision " + std::to_string(s->revision()));
   }
   j_.phase = RestorePhase::kOpening;
   return save();
@@ -364,7 +362,8 @@ Result<void> InPlaceRestore::open() {
     if (!s) return fail(failed("step 6/6 (open " + name + ")", s.error()));
     j_.opened.push_back(name);
     if (auto saved = save(); !saved) return saved;
-    say("  " + who(inv_.members[i]) + ": serving clients at " + inv_.members[i].client_url);
+    say("  " + describeMember(inv_.members[i]) + ": serving clients at " +
+        inv_.members[i].client_url);
   }
   return {};
 }

@@ -16,10 +16,6 @@ bool isHealthy(const v1::AgentStatus& s) {
          (s.phase() == v1::MEMBER_PHASE_RUNNING || s.phase() == v1::MEMBER_PHASE_LEARNER);
 }
 
-std::string who(const InventoryMember& m) {
-  return "member " + m.name + " (" + m.agent + ")";
-}
-
 class Roll {
  public:
   Roll(const Env& env, const RollingRequest& request, RotationJournal& journal,
@@ -60,8 +56,8 @@ class Roll {
       }
       const bool was_leader = next->name == *leader;
       env_.progress.step("[" + std::to_string(doneCount() + 1) + "/" +
-                         std::to_string(members.size()) + "] " + title_ + ": " + who(*next) +
-                         (was_leader ? ", the leader" : ""));
+                         std::to_string(members.size()) + "] " + title_ + ": " +
+                         describeMember(*next) + (was_leader ? ", the leader" : ""));
       journal_.current = next->name;
       if (auto saved = saveRotationJournal(request_.journal_path, journal_); !saved) {
         return fail(stopped(saved.error()));
@@ -91,8 +87,8 @@ class Roll {
     for (std::size_t i = 0; i < members.size(); ++i) {
       const auto& s = statuses[i];
       if (!s) {
-        return fail(stopped(Error{s.error().code, who(members[i]) + " does not answer (" +
-                                                      s.error().message +
+        return fail(stopped(Error{s.error().code, describeMember(members[i]) +
+                                                      " does not answer (" + s.error().message +
                                                       "): every member must be healthy before "
                                                       "the next one is changed"}));
       }
@@ -100,8 +96,8 @@ class Roll {
         const std::string why = s->last_error().empty() ? s->status_line() : s->last_error();
         return fail(
             stopped(Error{Errc::kFailedPrecondition,
-                          who(members[i]) + " is not healthy (" + memberPhaseName(s->phase()) +
-                              (why.empty() ? "" : ": ") + why +
+                          describeMember(members[i]) + " is not healthy (" +
+                              memberPhaseName(s->phase()) + (why.empty() ? "" : ": ") + why +
                               "): every member must be healthy before the next one is "
                               "changed"}));
       }
@@ -129,22 +125,22 @@ class Roll {
     const InventoryMember* m = request_.inventory->find(journal_.current);
     if (m == nullptr) return std::optional<MemberStepDone>();
     auto agent = env_.agents.dial(m->agent, request_.call_timeout);
-    if (!agent) return fail(stopped(agent.error().context(who(*m))));
+    if (!agent) return fail(stopped(agent.error().context(describeMember(*m))));
     auto status = (*agent)->status();
     if (!status) {
       return fail(stopped(Error{
-          status.error().code, who(*m) + " does not answer (" + status.error().message +
+          status.error().code, describeMember(*m) + " does not answer (" + status.error().message +
                                    "): the interrupted run began with it, and it may be stopped"}));
     }
     if (status->phase() != v1::MEMBER_PHASE_STOPPED) return std::optional<MemberStepDone>();
-    env_.progress.step(title_ + ": " + who(*m) +
+    env_.progress.step(title_ + ": " + describeMember(*m) +
                        " was stopped by the interrupted run: starting it again");
     if (auto started = (*agent)->startMember(); !started) {
-      return fail(stopped(started.error().context(who(*m))));
+      return fail(stopped(started.error().context(describeMember(*m))));
     }
     if (auto healthy = waitMemberHealthy(**agent, env_.clock, request_.health_timeout, env_.stop);
         !healthy) {
-      return fail(stopped(healthy.error().context(who(*m) + " after " + title_)));
+      return fail(stopped(healthy.error().context(describeMember(*m) + " after " + title_)));
     }
     if (auto saved = markDone(m->name); !saved) return fail(saved.error());
     const std::string summary = "started again (the interrupted run had stopped it)";
@@ -155,19 +151,19 @@ class Roll {
 
   Result<std::string> runStep(const InventoryMember& member) const {
     auto agent = env_.agents.dial(member.agent, request_.call_timeout);
-    if (!agent) return fail(stopped(agent.error().context(who(member))));
+    if (!agent) return fail(stopped(agent.error().context(describeMember(member))));
     auto summary = step_(member, **agent);
-    if (!summary) return fail(stopped(summary.error().context(who(member))));
+    if (!summary) return fail(stopped(summary.error().context(describeMember(member))));
     // The agent may rebuild its API after the step (new certificates, new trust): wait for it
     // on a fresh connection, then for its member.
     if (auto up = reachAgent(env_.agents, member.agent, env_.clock, request_.health_timeout); !up) {
-      return fail(stopped(up.error().context(who(member) + " after " + title_)));
+      return fail(stopped(up.error().context(describeMember(member) + " after " + title_)));
     }
     auto fresh = env_.agents.dial(member.agent, request_.call_timeout);
-    if (!fresh) return fail(stopped(fresh.error().context(who(member))));
+    if (!fresh) return fail(stopped(fresh.error().context(describeMember(member))));
     if (auto healthy = waitMemberHealthy(**fresh, env_.clock, request_.health_timeout, env_.stop);
         !healthy) {
-      return fail(stopped(healthy.error().context(who(member) + " after " + title_)));
+      return fail(stopped(healthy.error().context(describeMember(member) + " after " + title_)));
     }
     return summary;
   }

@@ -43,7 +43,7 @@ std::string characterText(char c) {
   return std::string("'") + c + "'";
 }
 
-bool exists(const std::string& path) {
+bool pathExists(const std::string& path) {
   struct stat st {};
   return ::lstat(path.c_str(), &st) == 0;
 }
@@ -251,9 +251,9 @@ Result<IssuedClientCert> issueClientCertificate(const FleetPki& pki, const std::
   // Every file that is in the way, named at once, before anything is made.
   std::vector<std::string> in_the_way;
   for (const auto* path : {&files.key, &files.cert}) {
-    if (exists(*path)) in_the_way.push_back(*path);
+    if (pathExists(*path)) in_the_way.push_back(*path);
   }
-  if (exists(files.ca)) {
+  if (pathExists(files.ca)) {
     // The same CA certificate is what this call would write: several applications' certificates
     // share one directory and its ca.crt.
     auto there = Certificate::load(files.ca);
@@ -345,7 +345,7 @@ std::string certificatePathFor(const std::string& csr_path) {
 }
 
 Result<void> certificateTargetFree(const std::string& path) {
-  if (!exists(path)) return {};
+  if (!pathExists(path)) return {};
   return fail(Errc::kAlreadyExists,
               "refusing to overwrite " + path + ": remove it, or give --out another file");
 }

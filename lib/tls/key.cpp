@@ -11,7 +11,7 @@ namespace etcdagent::tls {
 namespace {
 
 // Key files are small; anything far larger is not a key.
-constexpr std::size_t kMaxPemSize = 64 * 1024;
+constexpr std::size_t kMaxKeyPemSize = 64 * 1024;
 
 // Never prompts for a passphrase (OpenSSL's default callback would read the terminal): an
 // encrypted key fails to load instead.
@@ -28,10 +28,10 @@ Result<Key> Key::generate() {
 }
 
 Result<Key> Key::fromPem(std::string_view pem) {
-  if (pem.size() > kMaxPemSize) {
+  if (pem.size() > kMaxKeyPemSize) {
     return fail(Errc::kInvalidArgument, "the private key PEM is " + std::to_string(pem.size()) +
                                             " bytes, more than any key (" +
-                                            std::to_string(kMaxPemSize) + " at most)");
+                                            std::to_string(kMaxKeyPemSize) + " at most)");
   }
   BioPtr bio(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())));
   if (!bio) return fail(Errc::kInternal, "out of memory" + opensslReason());

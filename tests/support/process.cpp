@@ -13,11 +13,13 @@
 
 #include <cerrno>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <set>
 #include <stdexcept>
@@ -51,23 +53,46 @@ std::vector<char*> cstrings(std::vector<std::string>& v) {
   return out;
 }
 
-// In a sanitizer build (ETCD_AGENT_SANITIZE) a process with a sanitizer error exits with
-// ETCD_AGENT_SANITIZER_EXITCODE, and ASan/LSan write the report to
-// ETCD_AGENT_SANITIZER_REPORTS.<pid> (cmake/sanitizer/default_options.cpp.in); UBSan's goes to
-// the process's stderr (GCC's separate libubsan ignores log_path next to libasan). Either fails
-// the running test here, for every child we reap, whatever the test does with the exit code: a
-// daemon's is rarely looked at. The report file is renamed so it is told once (./dev sanitize
-// still lists every report file at the end). `err` is the child's stderr, or where it went.
-void expectNoSanitizerReport([[maybe_unused]] pid_t pid, [[maybe_unused]] const RunResult& r,
-                             [[maybe_unused]] const std::string& err) {
+// Where sanitized children report: the path prefix of ASan's and LSan's report files
+// (<prefix>.<pid>, the log_path of cmake/sanitizer/default_options.cpp.in) and the exit code of a
+// process with a sanitizer error. The tests of a sanitizer build (ETCD_AGENT_SANITIZE) know both
+// from their build; the integration tests of the main build learn them from the environment when
+// ./dev sanitize runs them against the sanitized etcd-agent and etcd-fleet
+// (ETCD_AGENT_SANITIZER_REPORTS, ETCD_AGENT_SANITIZER_EXITCODE). None: children are not sanitized.
+struct SanitizerReports {
+  std::string prefix;
+  int exit_code = 0;
+};
+
+std::optional<SanitizerReports> sanitizerReports() {
+  const char* prefix = std::getenv("ETCD_AGENT_SANITIZER_REPORTS");
+  const char* code = std::getenv("ETCD_AGENT_SANITIZER_EXITCODE");
+  if (prefix != nullptr && *prefix != '\0' && code != nullptr && *code != '\0') {
+    return SanitizerReports{prefix, std::atoi(code)};
+  }
 #ifdef ETCD_AGENT_SANITIZER_REPORTS
-  const std::string path = std::string(ETCD_AGENT_SANITIZER_REPORTS) + "." + std::to_string(pid);
+  return SanitizerReports{ETCD_AGENT_SANITIZER_REPORTS, ETCD_AGENT_SANITIZER_EXITCODE};
+#else
+  return std::nullopt;
+#endif
+}
+
+// A sanitized process with a sanitizer error exits with the sanitizers' exit code, and ASan/LSan
+// write the report to <prefix>.<pid>; UBSan's goes to the process's stderr (GCC's separate
+// libubsan ignores log_path next to libasan). Either fails the running test here, for every
+// child we reap, whatever the test does with the exit code: a daemon's is rarely looked at. The
+// report file is renamed so it is told once (./dev sanitize still lists every report file at the
+// end). `err` is the child's stderr, or where it went.
+void expectNoSanitizerReport(pid_t pid, const RunResult& r, const std::string& err) {
+  static const std::optional<SanitizerReports> reports = sanitizerReports();
+  if (!reports) return;
+  const std::string path = reports->prefix + "." + std::to_string(pid);
   if (std::ifstream in(path); in) {
     std::string report((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     std::error_code ec;
     std::filesystem::rename(path, path + ".reported", ec);
     ADD_FAILURE() << "sanitizer report of child " << pid << " (" << path << "):\n" << report;
-  } else if (r.exit_code == ETCD_AGENT_SANITIZER_EXITCODE) {
+  } else if (r.exit_code == reports->exit_code) {
     // A report that could not go to its file (a child out of descriptors) is in the child's
     // stderr: when that went to a file, its end is shown, for a CI log to carry it.
     std::string shown = err;
@@ -83,7 +108,6 @@ void expectNoSanitizerReport([[maybe_unused]] pid_t pid, [[maybe_unused]] const 
                   << ", the sanitizers' exit code: its report is in its stderr:\n"
                   << shown;
   }
-#endif
 }
 
 RunResult statusToResult(int status) {

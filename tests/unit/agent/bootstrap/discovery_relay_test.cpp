@@ -16,12 +16,12 @@ using namespace std::chrono_literals;
 using ::testing::HasSubstr;
 
 const std::string kToken = "0123456789abcdef0123456789abcdef";
-const RelayTarget kTarget{"127.0.0.11:2378", kToken};
+const RelayTarget kRelay{"127.0.0.11:2378", kToken};
 
 TEST(AgentDiscoveryUrl, NamesTheCoordinatingAgentAndTheToken) {
   auto t = parseAgentDiscoveryUrl("etcd-agent://127.0.0.11:2378/" + kToken);
   ASSERT_TRUE(t) << t.error().message;
-  EXPECT_EQ(*t, kTarget);
+  EXPECT_EQ(*t, kRelay);
   auto v6 = parseAgentDiscoveryUrl("etcd-agent://[::1]:2378/" + kToken);
   ASSERT_TRUE(v6) << v6.error().message;
   EXPECT_EQ(v6->coordinator, "[::1]:2378");
@@ -50,13 +50,13 @@ TEST(AgentDiscoveryUrl, RefusesWhatIsNotHostPortAndAToken) {
 // Every member's etcd gets the same --discovery URL (its cluster's identity) and its own agent's
 // endpoint as the proxy that relays it.
 TEST(AgentDiscoveryUrl, EtcdNamesTheCoordinatorAndGoesThroughItsOwnAgent) {
-  auto flags = relayedDiscoveryFlags("127.0.0.12:2377", kTarget);
+  auto flags = relayedDiscoveryFlags("127.0.0.12:2377", kRelay);
   ASSERT_TRUE(flags) << flags.error().message;
   EXPECT_EQ(flags->url, "http://127.0.0.11:2378/" + kToken);
   EXPECT_EQ(flags->proxy, "http://127.0.0.12:2377");
-  EXPECT_EQ(relayedDiscoveryFlags("127.0.0.13:2377", kTarget)->url, flags->url);
-  EXPECT_EQ(relayedDiscoveryFlags("[::1]:2377", kTarget)->proxy, "http://[::1]:2377");
-  auto unbound = relayedDiscoveryFlags("127.0.0.1:0", kTarget);
+  EXPECT_EQ(relayedDiscoveryFlags("127.0.0.13:2377", kRelay)->url, flags->url);
+  EXPECT_EQ(relayedDiscoveryFlags("[::1]:2377", kRelay)->proxy, "http://[::1]:2377");
+  auto unbound = relayedDiscoveryFlags("127.0.0.1:0", kRelay);
   ASSERT_FALSE(unbound);
   EXPECT_EQ(unbound.error().code, Errc::kFailedPrecondition);
   EXPECT_THAT(unbound.error().message, HasSubstr("needs a fixed port"));
@@ -66,7 +66,7 @@ TEST(AgentDiscoveryUrl, OnlyADiscoveryPlanWithAnAgentUrlIsRelayed) {
   v1::Plan plan;
   plan.set_mode(v1::PLAN_MODE_DISCOVERY);
   plan.set_discovery_url("etcd-agent://127.0.0.11:2378/" + kToken);
-  EXPECT_EQ(relayTargetOf(plan), kTarget);
+  EXPECT_EQ(relayTargetOf(plan), kRelay);
   plan.set_discovery_url("http://127.0.0.11:2377/" + kToken);
   EXPECT_EQ(relayTargetOf(plan), std::nullopt);
   plan.set_discovery_url("etcd-agent://127.0.0.11:2378/" + kToken);
@@ -206,16 +206,16 @@ TEST(HttpDiscoveryRoute, APlaintextAgentServesItsRegistryToAnyone) {
 
 TEST(HttpDiscoveryRoute, AnEnrolledAgentRelaysOnlyItsOwnPlansTokenForItsOwnEtcd) {
   HttpDiscoveryFacts facts;
-  facts.own_plan = kTarget;
+  facts.own_plan = kRelay;
   facts.caller = 998;
   facts.caller_privileged = true;
   auto relayed = routeHttpDiscovery(getSize(), facts);
   EXPECT_EQ(relayed.kind, HttpDiscoveryRoute::Kind::kRelay);
-  EXPECT_EQ(relayed.target, kTarget);
+  EXPECT_EQ(relayed.target, kRelay);
   DiscoveryRequest put{"PUT", "/" + kToken + "/8e9e05c52164694d", {}, "value=m1%3Dx"};
   EXPECT_EQ(routeHttpDiscovery(put, facts).kind, HttpDiscoveryRoute::Kind::kRelay);
   // Through --discovery-proxy: only to the plan's own coordinator.
-  facts.asked_coordinator = kTarget.coordinator;
+  facts.asked_coordinator = kRelay.coordinator;
   EXPECT_EQ(routeHttpDiscovery(getSize(), facts).kind, HttpDiscoveryRoute::Kind::kRelay);
   facts.asked_coordinator = "127.0.0.99:2378";
   auto elsewhere = routeHttpDiscovery(getSize(), facts);
@@ -238,7 +238,7 @@ TEST(HttpDiscoveryRoute, AnEnrolledAgentRefusesEveryoneElseWithEtcdsAuthError) {
   EXPECT_THAT(r.refusal.body, HasSubstr("only to the fleet's agents over mutual TLS"));
 
   HttpDiscoveryFacts other;
-  other.own_plan = kTarget;
+  other.own_plan = kRelay;
   other.caller_privileged = true;
   auto foreign = routeHttpDiscovery(getSize("fedcba9876543210fedcba9876543210"), other);
   EXPECT_EQ(foreign.kind, HttpDiscoveryRoute::Kind::kRefused);
@@ -246,7 +246,7 @@ TEST(HttpDiscoveryRoute, AnEnrolledAgentRefusesEveryoneElseWithEtcdsAuthError) {
   EXPECT_THAT(foreign.refusal.body, HasSubstr("only the token of its own member's plan"));
 
   HttpDiscoveryFacts stranger;
-  stranger.own_plan = kTarget;
+  stranger.own_plan = kRelay;
   stranger.caller = 65534;
   auto unprivileged = routeHttpDiscovery(getSize(), stranger);
   EXPECT_EQ(unprivileged.kind, HttpDiscoveryRoute::Kind::kRefused);
@@ -260,7 +260,7 @@ TEST(HttpDiscoveryRoute, AnEnrolledAgentRefusesEveryoneElseWithEtcdsAuthError) {
 
 TEST(RelayFailure, NamesTheCoordinatorAndWhyAndEtcdRetries) {
   const auto unreachable = relayFailure(
-      grpc::Status(grpc::StatusCode::UNAVAILABLE, "failed to connect to all addresses"), kTarget,
+      grpc::Status(grpc::StatusCode::UNAVAILABLE, "failed to connect to all addresses"), kRelay,
       kRelayCallTimeout);
   EXPECT_THAT(unreachable, HasSubstr("discovery relay: cannot reach the coordinating agent "
                                      "127.0.0.11:2378 (etcd-agent://127.0.0.11:2378/" +
@@ -268,22 +268,22 @@ TEST(RelayFailure, NamesTheCoordinatorAndWhyAndEtcdRetries) {
   EXPECT_THAT(unreachable, HasSubstr("systemctl status etcd-agent"));
   EXPECT_THAT(relayFailure(grpc::Status(grpc::StatusCode::UNAVAILABLE,
                                         "Handshake failed: CERTIFICATE_VERIFY_FAILED"),
-                           kTarget, kRelayCallTimeout),
+                           kRelay, kRelayCallTimeout),
               HasSubstr("not signed by this agent's fleet CA"));
   EXPECT_THAT(relayFailure(grpc::Status(grpc::StatusCode::UNAVAILABLE,
                                         "Handshake failed: WRONG_VERSION_NUMBER"),
-                           kTarget, kRelayCallTimeout),
+                           kRelay, kRelayCallTimeout),
               HasSubstr("answers in plaintext"));
   const auto refused =
       relayFailure(grpc::Status(grpc::StatusCode::PERMISSION_DENIED, "not an agent of this fleet"),
-                   kTarget, kRelayCallTimeout);
+                   kRelay, kRelayCallTimeout);
   EXPECT_THAT(refused, HasSubstr("127.0.0.11:2378"));
   EXPECT_THAT(refused, HasSubstr("refused this agent: not an agent of this fleet"));
   EXPECT_THAT(relayFailure(grpc::Status(grpc::StatusCode::DEADLINE_EXCEEDED, "Deadline Exceeded"),
-                           kTarget, kRelayCallTimeout),
+                           kRelay, kRelayCallTimeout),
               HasSubstr("did not answer within"));
   EXPECT_THAT(
-      relayFailure(grpc::Status(grpc::StatusCode::UNIMPLEMENTED, ""), kTarget, kRelayCallTimeout),
+      relayFailure(grpc::Status(grpc::StatusCode::UNIMPLEMENTED, ""), kRelay, kRelayCallTimeout),
       HasSubstr("upgrade it"));
   for (const auto& text : {unreachable, refused}) {
     EXPECT_THAT(text, HasSubstr("etcd keeps retrying with backoff"));

@@ -21,13 +21,13 @@ namespace {
 
 using ::testing::HasSubstr;
 
-Result<AgentConfig> parse(const std::string& text,
-                          std::string_view runtime_dir = kDefaultRuntimeDir) {
+Result<AgentConfig> parseWithSocket(const std::string& text,
+                                    std::string_view runtime_dir = kDefaultRuntimeDir) {
   return parseAgentConfig(text, "/etc/etcd-agent/agent.toml", "host", runtime_dir);
 }
 
 AgentConfig withSocket(const std::string& path) {
-  auto cfg = parse("[agent]\napi_socket = \"" + path + "\"\n");
+  auto cfg = parseWithSocket("[agent]\napi_socket = \"" + path + "\"\n");
   EXPECT_TRUE(cfg) << cfg.error().message;
   return *cfg;
 }
@@ -47,10 +47,10 @@ UniqueFd bindSocket(const std::string& path, bool listen) {
 }
 
 TEST(ApiSocketConfig, TheDefaultIsApiSockInTheRuntimeDirectory) {
-  auto cfg = parse("");
+  auto cfg = parseWithSocket("");
   ASSERT_TRUE(cfg) << cfg.error().message;
   EXPECT_EQ(cfg->agent.api_socket, "/run/etcd-agent/api.sock");
-  auto instance = parse("", "/run/etcd-agent/m2");
+  auto instance = parseWithSocket("", "/run/etcd-agent/m2");
   ASSERT_TRUE(instance) << instance.error().message;
   EXPECT_EQ(instance->agent.api_socket, "/run/etcd-agent/m2/api.sock");
 }
@@ -64,14 +64,14 @@ TEST(ApiSocketConfig, TheRuntimeDirectoryIsSystemdsFirstAbsoluteOne) {
 }
 
 TEST(ApiSocketConfig, AnEmptyPathTurnsTheSocketOff) {
-  auto cfg = parse("[agent]\napi_socket = \"\"\n");
+  auto cfg = parseWithSocket("[agent]\napi_socket = \"\"\n");
   ASSERT_TRUE(cfg) << cfg.error().message;
   EXPECT_EQ(cfg->agent.api_socket, "");
   EXPECT_TRUE(checkApiSocket(*cfg));
 }
 
 TEST(ApiSocketConfig, ARelativePathIsRefusedWithItsLineAndColumn) {
-  auto cfg = parse("[agent]\napi_socket = \"run/api.sock\"\n");
+  auto cfg = parseWithSocket("[agent]\napi_socket = \"run/api.sock\"\n");
   ASSERT_FALSE(cfg);
   EXPECT_THAT(cfg.error().message,
               HasSubstr("/etc/etcd-agent/agent.toml:2:14: agent.api_socket: expected an absolute"));
@@ -80,7 +80,7 @@ TEST(ApiSocketConfig, ARelativePathIsRefusedWithItsLineAndColumn) {
 TEST(ApiSocketConfig, APathLongerThanSunPathHoldsIsRefused) {
   const std::string ok = "/" + std::string(kMaxSocketPathBytes - 1, 'a');
   EXPECT_EQ(apiSocketPathProblem(ok, "/var/lib/etcd-agent"), std::nullopt);
-  auto cfg = parse("[agent]\napi_socket = \"" + ok + "b\"\n");
+  auto cfg = parseWithSocket("[agent]\napi_socket = \"" + ok + "b\"\n");
   ASSERT_FALSE(cfg);
   EXPECT_THAT(cfg.error().message, HasSubstr("at most 107 bytes, got 108"));
 }
@@ -92,7 +92,7 @@ TEST(ApiSocketConfig, APathThatIsNotNormalizedOrNamesADirectoryIsRefused) {
 }
 
 TEST(ApiSocketConfig, APathInsideTheDataRootIsRefused) {
-  auto cfg = parse(
+  auto cfg = parseWithSocket(
       "[member]\ndata_root = \"/var/lib/etcd-agent\"\n[agent]\napi_socket = "
       "\"/var/lib/etcd-agent/m2/api.sock\"\n");
   ASSERT_FALSE(cfg);

@@ -20,7 +20,7 @@ std::string script(const testing::UnitTempDir& dir, const std::string& name,
   return path;
 }
 
-std::string errorOf(const std::string& binary, std::chrono::milliseconds timeout = 5s) {
+std::string probeError(const std::string& binary, std::chrono::milliseconds timeout = 5s) {
   auto r = probeEtcdBinary(binary, timeout);
   EXPECT_FALSE(r) << binary << " was taken for etcd " << (r ? *r : "");
   return r ? std::string() : r.error().message;
@@ -33,25 +33,25 @@ TEST(EtcdBinary, TheRealEtcdAnswersItsVersion) {
 }
 
 TEST(EtcdBinary, AMissingBinaryIsNamed) {
-  const std::string e = errorOf("/nonexistent/etcd");
+  const std::string e = probeError("/nonexistent/etcd");
   EXPECT_NE(e.find("/nonexistent/etcd does not exist"), std::string::npos) << e;
 }
 
 TEST(EtcdBinary, ADirectoryIsNotABinary) {
   testing::UnitTempDir dir;
-  EXPECT_NE(errorOf(dir.path()).find("is not a file"), std::string::npos);
+  EXPECT_NE(probeError(dir.path()).find("is not a file"), std::string::npos);
 }
 
 TEST(EtcdBinary, AProgramThatIsNotEtcdIsRefusedWithWhatItSaid) {
   testing::UnitTempDir dir;
-  const std::string e = errorOf(script(dir, "true", "echo 'true (GNU coreutils) 9.1'\n"));
+  const std::string e = probeError(script(dir, "true", "echo 'true (GNU coreutils) 9.1'\n"));
   EXPECT_NE(e.find("answered --version with \"true (GNU coreutils) 9.1\""), std::string::npos) << e;
   EXPECT_NE(e.find("not etcd"), std::string::npos) << e;
 }
 
 TEST(EtcdBinary, AFailingVersionIsRefusedWithItsStatus) {
   testing::UnitTempDir dir;
-  const std::string e = errorOf(script(dir, "broken", "echo 'no such flag' >&2\nexit 2\n"));
+  const std::string e = probeError(script(dir, "broken", "echo 'no such flag' >&2\nexit 2\n"));
   EXPECT_NE(e.find("exit status 2"), std::string::npos) << e;
   EXPECT_NE(e.find("no such flag"), std::string::npos) << e;
 }
@@ -59,7 +59,7 @@ TEST(EtcdBinary, AFailingVersionIsRefusedWithItsStatus) {
 TEST(EtcdBinary, AProgramThatNeverAnswersIsStoppedAtTheDeadline) {
   testing::UnitTempDir dir;
   // The shell's child keeps the pipe open too: the whole process group is killed.
-  const std::string e = errorOf(script(dir, "hangs", "sleep 60\n"), 200ms);
+  const std::string e = probeError(script(dir, "hangs", "sleep 60\n"), 200ms);
   EXPECT_NE(e.find("did not answer --version within 200 ms"), std::string::npos) << e;
 }
 

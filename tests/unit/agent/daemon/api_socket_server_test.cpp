@@ -152,7 +152,7 @@ UniqueFd rawConnect(const std::string& path) {
 }
 
 template <class Done>
-bool eventually(Done done) {
+bool waitUntil(Done done) {
   const auto deadline = std::chrono::steady_clock::now() + 10s;
   while (!done()) {
     if (std::chrono::steady_clock::now() > deadline) return false;
@@ -179,7 +179,7 @@ TEST(ApiSocketServer, ACallKeepsItsConnectionAndUidAfterItsClientWentAway) {
     ASSERT_TRUE(f.service.wake.wait_for(lock, 10s, [&] { return f.service.cancelled; }));
   }
   auto other = rawConnect(path);
-  ASSERT_TRUE(eventually([&] { return f.stats().admitted == 2; }));
+  ASSERT_TRUE(waitUntil([&] { return f.stats().admitted == 2; }));
   EXPECT_EQ(f.stats().open, 2U) << "the held call's fd was closed (or reused) under it";
   std::unique_lock lock(f.service.mutex);
   f.service.hold = false;

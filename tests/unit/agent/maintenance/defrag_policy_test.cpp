@@ -167,7 +167,7 @@ class AnsweredChecks final : public DefragJobs {
 
 class DefragPolicyKeeper : public ::testing::Test {
  protected:
-  testing::ManualClock clock_;
+  etcdagent::testing::ManualClock clock_;
   AnsweredChecks jobs_;
   int minute_ = 12 * 60;
   std::vector<std::string> notes_;

@@ -17,7 +17,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string realSnapshot() {
+std::string etcdSnapshotBytes() {
   std::string bytes = testing::realEtcdSnapshot(ETCD_AGENT_SOURCE_DIR);
   EXPECT_FALSE(bytes.empty()) << "the fuzz corpus's etcd snapshot is missing";
   return bytes;
@@ -31,7 +31,7 @@ class SnapshotJobFiles : public ::testing::Test {
  protected:
   testing::UnitTempDir tmp_;
   SnapshotDir dir_{tmp_.path(), "cluster-a", "m1"};
-  std::string good_ = realSnapshot();
+  std::string good_ = etcdSnapshotBytes();
 
   void SetUp() override { ASSERT_TRUE(dir_.ensure()); }
 };

@@ -12,7 +12,7 @@ namespace {
 using ::testing::HasSubstr;
 using namespace std::chrono_literals;
 
-CallerPolicy policy() {
+CallerPolicy admissionPolicy() {
   CallerPolicy p;
   p.agent_uid = 998;
   p.group = 997;
@@ -23,23 +23,24 @@ CallerPolicy policy() {
 }
 
 TEST(PeerAdmission, RootIsAdmitted) {
-  EXPECT_TRUE(admitPeer({.uid = 0, .gid = 0, .pid = 1, .groups = {}}, policy()));
+  EXPECT_TRUE(admitPeer({.uid = 0, .gid = 0, .pid = 1, .groups = {}}, admissionPolicy()));
 }
 
 TEST(PeerAdmission, TheAgentsOwnUserIsAdmitted) {
-  EXPECT_TRUE(admitPeer({.uid = 998, .gid = 65534, .pid = 2, .groups = {}}, policy()));
+  EXPECT_TRUE(admitPeer({.uid = 998, .gid = 65534, .pid = 2, .groups = {}}, admissionPolicy()));
 }
 
 TEST(PeerAdmission, AProcessWhosePrimaryGroupIsTheSocketsGroupIsAdmitted) {
-  EXPECT_TRUE(admitPeer({.uid = 1000, .gid = 997, .pid = 3, .groups = {}}, policy()));
+  EXPECT_TRUE(admitPeer({.uid = 1000, .gid = 997, .pid = 3, .groups = {}}, admissionPolicy()));
 }
 
 TEST(PeerAdmission, AProcessWithTheSocketsGroupAmongItsSupplementaryGroupsIsAdmitted) {
-  EXPECT_TRUE(admitPeer({.uid = 1000, .gid = 1000, .pid = 3, .groups = {27, 997, 1000}}, policy()));
+  EXPECT_TRUE(admitPeer({.uid = 1000, .gid = 1000, .pid = 3, .groups = {27, 997, 1000}},
+                        admissionPolicy()));
 }
 
 TEST(PeerAdmission, AnyoneElseIsRefusedWithUidPidAndWhoMayConnect) {
-  auto r = admitPeer({.uid = 65534, .gid = 65534, .pid = 4242, .groups = {100}}, policy());
+  auto r = admitPeer({.uid = 65534, .gid = 65534, .pid = 4242, .groups = {100}}, admissionPolicy());
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().code, Errc::kPermissionDenied);
   EXPECT_THAT(r.error().message, HasSubstr("uid 65534"));
@@ -49,8 +50,8 @@ TEST(PeerAdmission, AnyoneElseIsRefusedWithUidPidAndWhoMayConnect) {
 }
 
 TEST(PeerAdmission, TheUserDatabaseDoesNotAdmitAProcessThatDroppedTheGroup) {
-  // policy().in_group says yes for everyone: the decision must not consult it.
-  EXPECT_FALSE(admitPeer({.uid = 1000, .gid = 1000, .pid = 5, .groups = {}}, policy()));
+  // admissionPolicy().in_group says yes for everyone: the decision must not consult it.
+  EXPECT_FALSE(admitPeer({.uid = 1000, .gid = 1000, .pid = 5, .groups = {}}, admissionPolicy()));
 }
 
 TEST(FdPeer, GrpcsNameOfAnFdChannelGivesTheFd) {

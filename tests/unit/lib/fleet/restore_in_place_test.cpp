@@ -117,7 +117,8 @@ TEST(InPlaceRestoreJoined, AJoinedMemberComesBackWithTheDerivedIdRecordedInTheIn
   ASSERT_TRUE(r) << r.error().message;
   EXPECT_EQ(r->new_ids, 1U);
   EXPECT_EQ(hosts[2]->member_id, derived);
-  const auto* m3 = w.inventory().find("m3");
+  const auto inventory = w.inventory();  // by value: find() points into it
+  const auto* m3 = inventory.find("m3");
   ASSERT_NE(m3, nullptr);
   EXPECT_EQ(m3->id, derived);
   EXPECT_TRUE(w.progress.said("member m3 (127.0.0.13:2378): restored as member " +

@@ -38,7 +38,7 @@ TEST(FleetCaHash, IsTheSha256OfTheSubjectPublicKeyInfo) {
 }
 
 TEST(FleetCaHash, OfTheFleetNeedsItsCaFirst) {
-  testing::UnitTempDir dir;
+  etcdagent::testing::UnitTempDir dir;
   const std::string inventory = dir.path() + "/fleet.toml";
   auto missing = fleetCaHash(inventory);
   ASSERT_FALSE(missing);
