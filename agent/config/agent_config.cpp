@@ -189,6 +189,16 @@ void readSnapshot(TomlChecker& check, const toml::table& root, const MemberConfi
   snapshot.string("upload_command", upload_command);
   snapshot.string("upload_timeout", upload_timeout);
   snapshot.boolean("copy_to_peers", out.copy_to_peers);
+  std::string scope = "member";
+  snapshot.string("scope", scope);
+  if (scope == "cluster") {
+    out.scope = SnapshotSettings::Scope::kCluster;
+  } else if (scope != "member") {
+    check.error(snapshot.at("scope"), "snapshot.scope",
+                "expected \"member\" (every agent snapshots its own member) or \"cluster\" "
+                "(one agent, elected through etcd, snapshots the cluster), got \"" +
+                    scope + "\"");
+  }
   std::int64_t keep_copies = out.keep_copies;
   snapshot.integer("keep_copies", keep_copies);
   if (keep_copies < 0 || keep_copies > 1000) {

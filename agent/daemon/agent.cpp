@@ -74,6 +74,7 @@ Agent::Agent(AgentConfig config)
                .work_root = config_.member.data_root + "/drill",
                .member = config_.member.name},
               {.io = io_, .launcher = launcher_, .clock = clock_}),
+      snapshot_turn_(io_, clock_, config_.member.name),
       snapshots_(config_.snapshot, {.clock = clock_,
                                     .wall = [] { return std::chrono::system_clock::now(); },
                                     .jobs = snapshot_jobs_,
@@ -83,7 +84,8 @@ Agent::Agent(AgentConfig config)
                                               supervisor_.view(), supervisor_.clientEndpoint(),
                                               etcdClientTls(agentPkiPaths(config_.pkiDir())));
                                         },
-                                    .drills = &drills_}),
+                                    .drills = &drills_,
+                                    .turn = &snapshot_turn_}),
       uploads_(config_.snapshot.upload,
                {.launcher = launcher_,
                 .clock = clock_,
@@ -149,7 +151,10 @@ Agent::Agent(AgentConfig config)
     const MemberObservation seen = maintenanceObservation();
     space_.observe(seen);
     defrag_.observe(seen);
+    observeSnapshotTurn(seen);
   });
+  snapshot_turn_.onNote(
+      [this](int priority, const std::string& text) { log_.agent(priority, text); });
   defrag_.onNote([this](int priority, const std::string& text) { log_.agent(priority, text); });
   service_.setDefrag(&defrag_.report());
   space_.onChange([this] { notifier_.status(statusText()); });
@@ -186,6 +191,11 @@ MemberObservation Agent::maintenanceObservation() const {
     if (source) seen.target = source->target;
   }
   return seen;
+}
+
+void Agent::observeSnapshotTurn(const MemberObservation& seen) {
+  snapshot_turn_.observe(seen.target, config_.snapshot.scope == SnapshotSettings::Scope::kCluster &&
+                                          !config_.snapshot.schedule.off());
 }
 
 std::string Agent::statusText() const {
@@ -570,6 +580,7 @@ void Agent::reload() {
       snapshots_.setUploadReport(uploads_.configured() ? &uploads_.report() : nullptr);
       snapshots_.setCopyReport(config_.snapshot.copy_to_peers ? &copies_.report() : nullptr);
       snapshots_.reconfigure(config_.snapshot, config_.cluster.token);
+      observeSnapshotTurn(maintenanceObservation());
       applied = "[snapshot] applied (schedule " + snapshots_.report().schedule() + ", " +
                 config_.snapshot.dir + "); ";
     }

@@ -74,6 +74,8 @@ class Agent {
   [[nodiscard]] std::string statusText() const;
   // What the member's last health probe says, for the cluster-wide maintenance (cluster_ops.hpp).
   [[nodiscard]] MemberObservation maintenanceObservation() const;
+  // [snapshot] scope = "cluster": campaign for the turn while the member is healthy.
+  void observeSnapshotTurn(const MemberObservation& seen);
   bool listenApi();
   void listenHttp();
   void bootstrapByConfig();
@@ -107,6 +109,7 @@ class Agent {
   // [snapshot]: the scheduled snapshots of the member, taken off the loop by snapshot_jobs_.
   WorkerSnapshotJobs snapshot_jobs_;
   RestoreDrill drills_;
+  ElectedSnapshotTurn snapshot_turn_;  // [snapshot] scope = "cluster"
   SnapshotScheduler snapshots_;
   // [snapshot] upload_command: each new verified snapshot copied off the host.
   SnapshotUploader uploads_;

@@ -1,5 +1,6 @@
 #include "agent/http/status_endpoints.hpp"
 
+#include <algorithm>
 #include <sstream>
 
 namespace etcdagent::agent {
@@ -112,12 +113,26 @@ void snapshotMetrics(std::ostringstream& o, const std::string& m, const v1::Snap
   series("etcd_agent_snapshot_failures_total", "counter",
          "Scheduled snapshots that failed (not taken, or failed their verification).",
          r.failures());
+  // Cluster scope: whether this agent takes the cluster's snapshots, and the cluster's newest
+  // counts as this agent's last success (an agent that does not hold the turn takes none).
+  const bool cluster = r.scope() == "cluster";
+  if (cluster) {
+    series("etcd_agent_snapshot_taker", "gauge",
+           "1 while this agent takes the cluster's scheduled snapshots ([snapshot] scope = "
+           "\"cluster\"), 0 while another agent does.",
+           r.taker() ? 1 : 0);
+  }
+  const std::int64_t last_success =
+      std::max(r.last_good().taken_at(), cluster ? r.cluster_last().taken_at() : 0);
   // No sample before the first success: an alert on time() - last_success would fire at once.
+  if (last_success != 0) {
+    series("etcd_agent_snapshot_last_success_timestamp_seconds", "gauge",
+           "When the newest verified snapshot (with scope = \"cluster\": the cluster's, whichever "
+           "agent took it) was taken, in seconds since the Unix epoch.",
+           last_success);
+  }
   if (r.has_last_good()) {
     const auto& g = r.last_good();
-    series("etcd_agent_snapshot_last_success_timestamp_seconds", "gauge",
-           "When the newest verified snapshot on disk was taken, in seconds since the Unix epoch.",
-           g.taken_at());
     series("etcd_agent_snapshot_last_size_bytes", "gauge", "Size of the newest verified snapshot.",
            g.size());
     series("etcd_agent_snapshot_last_duration_seconds", "gauge",

@@ -17,15 +17,6 @@ constexpr auto kCompactTimeout = 2min;
 constexpr auto kDefragTimeout = 5min;
 constexpr auto kMoveLeaderTimeout = 30s;
 
-Result<std::unique_ptr<etcd::Client>> clientFor(const std::string& endpoint,
-                                                const etcd::TlsConfig& tls) {
-  etcd::ClientConfig cfg;
-  cfg.endpoints = {endpoint};
-  if (endpoint.starts_with("https://")) cfg.tls = tls;
-  cfg.dial_timeout = 5s;
-  return etcd::Client::create(cfg);
-}
-
 Result<ClusterOps::MemberStatus> statusThrough(etcd::Client& client) {
   auto r = client.call<&Maintenance::Stub::Status>({}, {etcd::Retry::kRepeatable});
   if (!r) return fail(r.error());
@@ -100,13 +91,13 @@ class EtcdClusterOps final : public ClusterOps {
   }
 
   Result<MemberStatus> status(const Member& member) override {
-    auto client = clientFor(member.client_url, tls_);
+    auto client = clientFor(SnapshotTarget{member.client_url, tls_});
     if (!client) return fail(client.error());
     return statusThrough(**client);
   }
 
   Result<MemberStatus> defragment(const Member& member, const std::stop_token& stop) override {
-    auto client = clientFor(member.client_url, tls_);
+    auto client = clientFor(SnapshotTarget{member.client_url, tls_});
     if (!client) return fail(client.error());
     auto d = cancellable<&Maintenance::Stub::Defragment>(
         **client, {}, {etcd::Retry::kOnce, kDefragTimeout}, stop);
@@ -141,7 +132,7 @@ class EtcdClusterOps final : public ClusterOps {
 }  // namespace
 
 Result<std::unique_ptr<ClusterOps>> etcdClusterOps(const SnapshotTarget& target) {
-  auto client = clientFor(target.endpoint, target.tls);
+  auto client = clientFor(target);
   if (!client) return fail(client.error());
   return std::make_unique<EtcdClusterOps>(std::move(*client), target.tls);
 }

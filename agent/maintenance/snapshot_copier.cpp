@@ -23,26 +23,18 @@ constexpr auto kLongestRetry = 15min;
 constexpr auto kPushDeadline = 30min;
 constexpr std::size_t kChunk = 1U << 20;  // the receiver takes at most 1 MiB per message
 
-Result<std::unique_ptr<etcd::Client>> clientOf(const SnapshotTarget& member) {
-  etcd::ClientConfig cfg;
-  cfg.endpoints = {member.endpoint};
-  if (member.endpoint.starts_with("https://")) cfg.tls = member.tls;
-  cfg.dial_timeout = 5s;
-  return etcd::Client::create(cfg);
-}
-
 }  // namespace
 
 // ---- the blocking side -------------------------------------------------------------------------
 
 Result<void> GrpcCopyTransport::announce(const SnapshotTarget& member) {
-  auto client = clientOf(member);
+  auto client = clientFor(member);
   if (!client) return fail(client.error());
   return registerAgent(**client, member_, address_);
 }
 
 Result<std::vector<PeerAgent>> GrpcCopyTransport::peers(const SnapshotTarget& member) {
-  auto client = clientOf(member);
+  auto client = clientFor(member);
   if (!client) return fail(client.error());
   if (auto r = registerAgent(**client, member_, address_); !r) return fail(r.error());
   return peerAgents(**client, member_);

@@ -14,6 +14,14 @@
 #include "etcd/snapshot_stream.hpp"
 
 namespace etcdagent::agent {
+
+Result<std::unique_ptr<etcd::Client>> clientFor(const SnapshotTarget& target) {
+  etcd::ClientConfig cfg;
+  cfg.endpoints = {target.endpoint};
+  if (target.endpoint.starts_with("https://")) cfg.tls = target.tls;
+  cfg.dial_timeout = std::chrono::seconds(5);
+  return etcd::Client::create(cfg);
+}
 namespace {
 
 using namespace std::chrono_literals;
@@ -24,11 +32,7 @@ constexpr auto kStreamDeadline = 30min;
 // when the whole stream came and its sha256 trailer matched.
 Result<void> streamInto(const std::string& path, const SnapshotTarget& target,
                         std::stop_token stop) {
-  etcd::ClientConfig cfg;
-  cfg.endpoints = {target.endpoint};
-  if (target.endpoint.starts_with("https://")) cfg.tls = target.tls;
-  cfg.dial_timeout = 5s;
-  auto client = etcd::Client::create(cfg);
+  auto client = clientFor(target);
   if (!client) return fail(client.error());
   auto file = DurableFile::create(path, 0600);
   if (!file) return fail(file.error());

@@ -8,6 +8,7 @@
 // left half-done.
 
 #include <chrono>
+#include <memory>
 #include <stop_token>
 #include <string>
 #include <vector>
@@ -25,6 +26,9 @@ struct SnapshotTarget {
   std::string endpoint;
   etcd::TlsConfig tls;
 };
+
+// A client of that member alone (its TLS files only for an https:// URL), dialling for 5 s.
+Result<std::unique_ptr<etcd::Client>> clientFor(const SnapshotTarget& target);
 
 struct SnapshotOutcome {
   bool attempted = false;     // false: a scan only

@@ -18,13 +18,22 @@ std::string snapshotNote(const v1::SnapshotReport& report,
         now - std::chrono::system_clock::time_point(std::chrono::seconds(at))));
   };
   std::string note;
-  if (!report.last_error().empty()) {
+  const bool cluster = report.scope() == "cluster";
+  if (cluster && !report.taker()) {
+    // Another agent takes the cluster's snapshots: its record in etcd says how old the newest is.
+    const std::string by =
+        report.taker_member().empty() ? "" : " (" + report.taker_member() + "'s agent takes them)";
+    note = report.has_cluster_last() ? "cluster snapshot " + age(report.cluster_last().taken_at()) +
+                                           " ago by " + report.cluster_last().member() + by
+                                     : "no cluster snapshot yet" + by;
+  } else if (!report.last_error().empty()) {
     note = "snapshot failed: " + report.last_error();
   } else if (!report.has_last_good()) {
     note = "no snapshot yet";
   } else {
     note = "last snapshot " + age(report.last_good().taken_at()) + " ago";
   }
+  if (cluster && report.taker()) note += " (this agent takes the cluster's)";
   if (report.has_copies() && !report.copies().last_error().empty()) {
     note += " · copies to other agents failing: " + report.copies().last_error();
   }

@@ -18,6 +18,8 @@ using TimePoint = std::chrono::system_clock::time_point;
 constexpr auto kLongestWait = 1h;
 constexpr auto kFirstRetry = 10s;
 constexpr auto kLongestRetry = 15min;
+// Cluster scope: after this many failed snapshots in a row the taker hands the turn on.
+constexpr unsigned kHandOverAfterFailures = 3;
 
 }  // namespace
 
@@ -54,10 +56,44 @@ SnapshotScheduler::SnapshotScheduler(SnapshotSettings settings, Seams seams)
       timer_(seams_.clock.timer()),
       drill_timer_(seams_.clock.timer()) {
   describe();
+  if (seams_.turn != nullptr) seams_.turn->onChange([this] { turnChanged(); });
+}
+
+bool SnapshotScheduler::clusterScope() const {
+  return settings_.scope == SnapshotSettings::Scope::kCluster && seams_.turn != nullptr;
+}
+
+bool SnapshotScheduler::ourTurn() const {
+  return !clusterScope() || seams_.turn->view().taker;
+}
+
+void SnapshotScheduler::turnChanged() {
+  const TurnView& turn = seams_.turn->view();
+  if (!turn.taker) handing_over_ = false;
+  if (!clusterScope()) return;
+  report_.set_taker(turn.taker);
+  report_.set_taker_member(turn.holder);
+  if (turn.last) {
+    *report_.mutable_cluster_last() = *turn.last;
+  } else {
+    report_.clear_cluster_last();
+  }
+  if (on_change_) on_change_();
+  // A job in flight arms the schedule when it ends; the scan at start arms it first.
+  if (!busy_ && !report_.dir().empty()) {
+    timer_->cancel();
+    arm();
+  }
 }
 
 void SnapshotScheduler::describe() {
   report_.set_schedule(settings_.schedule.off() ? "off" : settings_.schedule.text);
+  report_.set_scope(clusterScope() ? "cluster" : "member");
+  if (!clusterScope()) {
+    report_.clear_taker();
+    report_.clear_taker_member();
+    report_.clear_cluster_last();
+  }
   report_.set_drill_schedule(seams_.drills == nullptr || settings_.schedule.off() ? "off"
                              : settings_.drill_each                               ? "after-snapshot"
                              : settings_.drill.off()                              ? "off"
@@ -94,6 +130,10 @@ void SnapshotScheduler::armDrill() {
     }
     if (busy_) {
       drill_pending_ = true;  // a snapshot is being taken: the drill follows it, on the newest
+      return;
+    }
+    if (!ourTurn()) {
+      armDrill();  // cluster scope: the taker drills the newest snapshot, which it holds
       return;
     }
     drill([] {});
@@ -152,8 +192,14 @@ void SnapshotScheduler::reconfigure(SnapshotSettings settings, const std::string
 }
 
 std::optional<TimePoint> SnapshotScheduler::lastGood() const {
-  if (!report_.has_last_good()) return std::nullopt;
-  return TimePoint(std::chrono::seconds(report_.last_good().taken_at()));
+  std::optional<std::int64_t> at;
+  if (report_.has_last_good()) at = report_.last_good().taken_at();
+  // Cluster scope: the schedule is the cluster's, whichever agent took the newest.
+  if (clusterScope() && seams_.turn->view().last) {
+    at = std::max(at.value_or(0), seams_.turn->view().last->taken_at());
+  }
+  if (!at) return std::nullopt;
+  return TimePoint(std::chrono::seconds(*at));
 }
 
 void SnapshotScheduler::arm() {
@@ -163,6 +209,14 @@ void SnapshotScheduler::arm() {
   due_ = settings_.schedule.off() ? std::nullopt
          : retry_at_              ? retry_at_
                                   : nextDue(settings_.schedule, now, lastGood());
+  if (due_ && (!ourTurn() || handing_over_)) {
+    // Another agent takes the cluster's snapshots: wait for the turn (turnChanged()).
+    due_.reset();
+    retry_at_.reset();
+    timer_->cancel();
+    report_.set_next_at(0);
+    if (on_change_) on_change_();
+  }
   if (!due_) return;
   report_.set_next_at(unixSeconds(*due_));
   if (on_change_) on_change_();
@@ -184,9 +238,29 @@ void SnapshotScheduler::fire() {
     timer_->arm(std::chrono::seconds(5), [this] { fire(); });
     return;
   }
+  if (!ourTurn() || handing_over_) {
+    arm();  // the turn went meanwhile
+    return;
+  }
   auto source = seams_.source();
   if (!source && source.error().failure) {
     failed("no snapshot taken: " + source.error().why);
+    return;
+  }
+  // Cluster scope: another agent waits, and this one's member leads the raft or its snapshots
+  // keep failing here (a full disk, say): the turn goes on.
+  if (source && clusterScope() && seams_.turn->view().waiting > 0 &&
+      (source->is_leader || failures_in_row_ >= kHandOverAfterFailures)) {
+    handing_over_ = true;
+    note(LOG_INFO, source->is_leader
+                       ? "a cluster snapshot is due and this member leads the raft: the turn goes "
+                         "to the next agent, whose member follows"
+                       : "the cluster's snapshot failed here " + std::to_string(failures_in_row_) +
+                             " times in a row: the turn goes to the next agent");
+    failures_in_row_ = 0;
+    retry_at_.reset();
+    seams_.turn->handOver();
+    arm();
     return;
   }
   if (!source) {
@@ -291,6 +365,9 @@ void SnapshotScheduler::absorb(const SnapshotOutcome& outcome) {
                        " keys, " + std::to_string(r.duration_ms()) + " ms");
   }
   if (on_change_) on_change_();
+  if (outcome.attempted && outcome.error.empty() && clusterScope()) {
+    seams_.turn->taken(clusterSnapshotOf(outcome.record.member_name(), outcome.record));
+  }
   if (outcome.attempted && outcome.error.empty() && on_snapshot_) {
     on_snapshot_(report_.dir(), outcome.record);
   }

@@ -18,6 +18,7 @@
 #include "agent/maintenance/schedule.hpp"
 #include "agent/maintenance/snapshot_job.hpp"
 #include "agent/maintenance/snapshot_settings.hpp"
+#include "agent/maintenance/snapshot_turn.hpp"
 #include "agent/member/loop_clock.hpp"
 #include "agent/member/loop_worker.hpp"
 #include "etcdagent/v1/agent.pb.h"
@@ -34,6 +35,7 @@ struct SnapshotSkip {
 struct SnapshotSource {
   SnapshotTarget target;
   std::string cluster_token;
+  bool is_leader = false;  // the member leads the raft (cluster scope hands the turn on)
 };
 
 // Restore drills (restore_drill.hpp): one at a time, `done` on the loop. A unit test answers them.
@@ -85,6 +87,9 @@ class SnapshotScheduler {
     SnapshotJobs& jobs;
     SourceLookup source;
     SnapshotDrills* drills = nullptr;  // null: no drills
+    // Whose turn it is in cluster scope (snapshot_turn.hpp); null: the scope is the member's
+    // whatever the settings say.
+    SnapshotTurn* turn = nullptr;
   };
 
   SnapshotScheduler(SnapshotSettings settings, Seams seams);
@@ -127,6 +132,10 @@ class SnapshotScheduler {
   void armDrill();
   void drill(std::function<void()> then);
   void describe();  // the report's schedules, from the settings
+  // Cluster scope: this agent takes the cluster's snapshots only while it holds the turn.
+  [[nodiscard]] bool clusterScope() const;
+  [[nodiscard]] bool ourTurn() const;
+  void turnChanged();
   void absorb(const SnapshotOutcome& outcome);
   void failed(const std::string& why);
   [[nodiscard]] std::optional<std::chrono::system_clock::time_point> lastGood() const;
@@ -141,6 +150,7 @@ class SnapshotScheduler {
   unsigned failures_in_row_ = 0;
   bool busy_ = false;           // a scan, a snapshot or a drill runs: one at a time
   bool drill_pending_ = false;  // a drill came due while busy_: it runs next
+  bool handing_over_ = false;   // cluster scope: the turn is being handed on; wait for it
   v1::SnapshotReport report_;
   std::function<void()> on_change_;
   std::function<void(int, const std::string&)> on_note_;

@@ -2,6 +2,7 @@
 
 // [snapshot] in agent.toml, parsed (agent/config/agent_config.cpp) and used by the scheduler.
 
+#include <cstdint>
 #include <string>
 
 #include "agent/maintenance/retention.hpp"
@@ -27,6 +28,10 @@ struct SnapshotSettings {
   // refused).
   bool copy_to_peers = true;
   unsigned keep_copies = kDefaultKeepCopies;
+  // Who takes the scheduled snapshots: every agent of its own member (member), or one agent for
+  // the whole cluster per period, elected through etcd (cluster: snapshot_turn.hpp).
+  enum class Scope : std::uint8_t { kMember, kCluster };
+  Scope scope = Scope::kMember;
   bool operator==(const SnapshotSettings&) const = default;
 };
 

@@ -14,7 +14,8 @@ std::expected<SnapshotSource, SnapshotSkip> snapshotSource(const MemberView& mem
       if (!member.health.healthy || !member.plan || endpoint.empty()) {
         return std::unexpected(SnapshotSkip{"the member is not healthy: " + member.health.error});
       }
-      return SnapshotSource{{endpoint, tls}, member.plan->plan().cluster_token()};
+      return SnapshotSource{
+          {endpoint, tls}, member.plan->plan().cluster_token(), member.health.is_leader};
     case MemberState::kWaiting:
     case MemberState::kJoining:
     case MemberState::kStopping:

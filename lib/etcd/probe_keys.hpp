@@ -18,4 +18,10 @@ inline constexpr std::string_view kRemovalCheckKey = "etcd-agent/removal-check";
 // not need this prefix either.
 inline constexpr std::string_view kAgentRegistryPrefix = "etcd-agent/agents/";
 
+// [snapshot] scope = "cluster" (agent/maintenance/snapshot_turn.hpp): the v3election election
+// whose leader takes the cluster's snapshots, and the key where the agent that took the newest
+// one records it (JSON), so that the next taker continues the schedule.
+inline constexpr std::string_view kSnapshotTakerElection = "etcd-agent/snapshots/taker";
+inline constexpr std::string_view kClusterSnapshotKey = "etcd-agent/snapshots/last";
+
 }  // namespace etcdagent::etcd

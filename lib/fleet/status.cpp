@@ -1,5 +1,6 @@
 #include "fleet/status.hpp"
 
+#include <algorithm>
 #include <future>
 
 #include "common/duration.hpp"
@@ -40,10 +41,15 @@ StatusRow agentRow(const InventoryMember& m, const Result<v1::AgentStatus>& s) {
   r.db_size_in_use = s->db_size_in_use();
   r.restarts = s->restart_count();
   r.autostart = s->autostart();
-  // The newest verified snapshot the agent keeps (UTC), from agents that schedule them.
-  if (s->snapshots().has_last_good() && s->snapshots().last_good().taken_at() != 0) {
-    r.last_snapshot = formatRfc3339(std::chrono::system_clock::time_point(
-        std::chrono::seconds(s->snapshots().last_good().taken_at())));
+  // The newest verified snapshot the agent keeps (UTC), from agents that schedule them; with
+  // [snapshot] scope = "cluster", the cluster's newest when another agent took it.
+  std::int64_t last_snapshot = s->snapshots().last_good().taken_at();
+  if (s->snapshots().scope() == "cluster") {
+    last_snapshot = std::max(last_snapshot, s->snapshots().cluster_last().taken_at());
+  }
+  if (last_snapshot != 0) {
+    r.last_snapshot =
+        formatRfc3339(std::chrono::system_clock::time_point(std::chrono::seconds(last_snapshot)));
   }
   if (s->snapshots().has_last_good_drill()) {
     r.restore_tested = formatRfc3339(std::chrono::system_clock::time_point(

@@ -1,14 +1,19 @@
 // Scheduled snapshots ([snapshot] in agent.toml) with real agents and real etcd: taken on every
 // agent on a 2 s interval, verified, recorded and rotated; each file's record agrees with what the
 // real `etcdctl snapshot status` reads; a snapshot damaged on disk is set aside when the agent
-// scans its directory; a snapshot that cannot be written is reported and retried.
+// scans its directory; a snapshot that cannot be written is reported and retried. With
+// scope = "cluster", one agent (a follower's, elected through etcd) takes them for the cluster, and
+// a killed one is replaced.
 
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <regex>
+#include <thread>
 #include <vector>
 
 #include "common/proto_json.hpp"
@@ -313,6 +318,109 @@ TEST(SnapshotSchedule, AReloadAppliesANewScheduleWithoutTouchingTheMember) {
               std::string::npos)
         << refused.error().message;
   }
+}
+
+// The index of the one agent that says it holds the cluster's snapshot turn, if exactly one does.
+std::optional<std::size_t> soleTaker(FleetHarness& fleet, std::vector<v1::AgentStatus>& seen) {
+  seen.clear();
+  std::optional<std::size_t> taker;
+  int takers = 0;
+  for (std::size_t i = 0; i < fleet.size(); ++i) {
+    seen.push_back(fleet.agent(i).waitFor([](const auto&) { return true; }));
+    if (seen.back().snapshots().taker()) {
+      taker = i;
+      ++takers;
+    }
+  }
+  return takers == 1 ? taker : std::nullopt;
+}
+
+TEST(SnapshotSchedule, ClusterScopeOneFollowersAgentTakesThemAndAKilledTakerIsReplaced) {
+  FleetHarness fleet({.first_host = 24,
+                      .extra_config = "[snapshot]\nscope = \"cluster\"\ninterval = \"2s\"\n"
+                                      "keep_last = 3\nkeep_daily = 0\nkeep_weekly = 0\n"});
+  fleet.startAll();
+  auto boot = fleet.bootstrap();
+  ASSERT_EQ(boot.exit_code, 0) << boot.out << boot.err;
+
+  // One taker, whose member follows (the leader's agent hands the turn on), and it takes them.
+  std::vector<v1::AgentStatus> seen;
+  std::optional<std::size_t> taker;
+  std::uint64_t taker_before = 0;
+  for (int round = 0; round < 60 && !taker; ++round) {
+    taker = soleTaker(fleet, seen);
+    if (taker && (seen[*taker].is_leader() || seen[*taker].snapshots().successes() == 0)) {
+      taker.reset();
+    }
+    if (!taker) std::this_thread::sleep_for(1s);
+  }
+  ASSERT_TRUE(taker) << "no single follower's agent took the cluster's snapshots in 60 s";
+  taker_before = seen[*taker].snapshots().successes();
+  std::vector<std::uint64_t> others_before;
+  for (const auto& s : seen) others_before.push_back(s.snapshots().successes());
+
+  // Three periods later the taker took three more; nobody else took any (unless the leadership
+  // moved to the taker's member meanwhile, which hands the turn on: then the test looks again).
+  auto more = fleet.agent(*taker).waitFor(
+      [&](const v1::AgentStatus& st) { return st.snapshots().successes() >= taker_before + 3; },
+      60s);
+  ASSERT_GE(more.snapshots().successes(), taker_before + 3) << more.DebugString();
+  EXPECT_EQ(more.snapshots().scope(), "cluster");
+  const std::string taker_name = more.member_name();
+  if (more.snapshots().taker()) {
+    for (std::size_t i = 0; i < fleet.size(); ++i) {
+      if (i == *taker) continue;
+      auto other = fleet.agent(i).waitFor([](const auto&) { return true; });
+      EXPECT_EQ(other.snapshots().successes(), others_before[i])
+          << other.member_name() << " took a snapshot while " << taker_name << " held the turn";
+      EXPECT_FALSE(other.snapshots().taker());
+      EXPECT_EQ(other.snapshots().taker_member(), taker_name) << other.DebugString();
+      EXPECT_EQ(other.snapshots().next_at(), 0);
+      EXPECT_NE(other.status_line().find("cluster snapshot "), std::string::npos)
+          << other.status_line();
+      EXPECT_NE(metricsOf(fleet.agent(i))
+                    .find("etcd_agent_snapshot_taker{member=\"" + other.member_name() + "\"} 0\n"),
+                std::string::npos);
+    }
+    EXPECT_NE(metricsOf(fleet.agent(*taker))
+                  .find("etcd_agent_snapshot_taker{member=\"" + taker_name + "\"} 1\n"),
+              std::string::npos);
+  }
+
+  // The record in etcd names the taker's newest, as etcdctl reads it.
+  const std::string endpoints = fleet.agent(0).clientEndpoint();
+  std::string record;
+  for (int i = 0; i < 30; ++i) {
+    record = run({"etcdctl", "--endpoints", endpoints, "get", "etcd-agent/snapshots/last",
+                  "--print-value-only"})
+                 .out;
+    if (record.find("\"member\": \"" + taker_name + "\"") != std::string::npos) break;
+    std::this_thread::sleep_for(500ms);
+  }
+  EXPECT_NE(record.find("\"member\": \"" + taker_name + "\""), std::string::npos) << record;
+  EXPECT_NE(record.find("\"sha256\""), std::string::npos) << record;
+
+  // The taker's agent is killed (its etcd goes on serving): within its lease's 10 s and a period,
+  // another agent is elected and goes on with the schedule.
+  const auto killed_at = std::chrono::steady_clock::now();
+  fleet.agent(*taker).kill9();
+  std::optional<std::size_t> next;
+  for (int round = 0; round < 60 && !next; ++round) {
+    for (std::size_t i = 0; i < fleet.size() && !next; ++i) {
+      if (i == *taker) continue;
+      auto s = fleet.agent(i).waitFor([](const auto&) { return true; });
+      if (s.snapshots().taker() && s.snapshots().successes() > others_before[i]) next = i;
+    }
+    if (!next) std::this_thread::sleep_for(1s);
+  }
+  ASSERT_TRUE(next) << "no agent took the turn over within 60 s of the taker's death";
+  const auto took_over = std::chrono::duration_cast<std::chrono::milliseconds>(
+      std::chrono::steady_clock::now() - killed_at);
+  std::printf("cluster snapshot turn taken over %lld ms after the taker was killed\n",
+              static_cast<long long>(took_over.count()));
+  auto after = fleet.agent(*next).waitFor([](const auto&) { return true; });
+  EXPECT_EQ(after.snapshots().last_error(), "");
+  EXPECT_TRUE(after.snapshots().last_good().verified());
 }
 
 }  // namespace

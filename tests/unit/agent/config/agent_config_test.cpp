@@ -302,6 +302,17 @@ TEST(AgentConfig, CopiesGoToTheOtherAgentsByDefault) {
   expectRefusedAt("[snapshot]\ncopy_to_peers = \"yes\"\n", "2:17", "true or false");
 }
 
+TEST(AgentConfig, SnapshotScopeIsTheMembersByDefaultOrTheClusters) {
+  auto cfg = parseAgentConfig("", "agent.toml", "m1");
+  ASSERT_TRUE(cfg);
+  EXPECT_EQ(cfg->snapshot.scope, SnapshotSettings::Scope::kMember);
+  auto cluster = parseAgentConfig("[snapshot]\nscope = \"cluster\"\n", "agent.toml", "m1");
+  ASSERT_TRUE(cluster) << cluster.error().message;
+  EXPECT_EQ(cluster->snapshot.scope, SnapshotSettings::Scope::kCluster);
+  expectRefusedAt("[snapshot]\nscope = \"host\"\n", "2:9",
+                  "expected \"member\" (every agent snapshots its own member) or \"cluster\"");
+}
+
 TEST(AgentConfig, NospaceRecoveryAndTheDefragPolicyAreOnByDefault) {
   auto cfg = parseAgentConfig("", "agent.toml", "m1");
   ASSERT_TRUE(cfg);

@@ -87,6 +87,25 @@ class FakeDrills final : public SnapshotDrills {
   v1::SnapshotRecord last;
 };
 
+// The cluster's snapshot turn, moved by the test.
+class FakeTurn final : public SnapshotTurn {
+ public:
+  TurnView state;
+  int hand_overs = 0;
+  std::vector<v1::ClusterSnapshot> recorded;
+  [[nodiscard]] const TurnView& view() const override { return state; }
+  void handOver() override { ++hand_overs; }
+  void taken(const v1::ClusterSnapshot& snapshot) override { recorded.push_back(snapshot); }
+  void onChange(std::function<void()> callback) override { changed_ = std::move(callback); }
+  void set(TurnView view) {
+    state = std::move(view);
+    if (changed_) changed_();
+  }
+
+ private:
+  std::function<void()> changed_;
+};
+
 class Scheduler : public ::testing::Test {
  protected:
   // The wall clock follows the loop's manual clock from 2026-12-04T14:00:00Z.
@@ -109,17 +128,20 @@ class Scheduler : public ::testing::Test {
     ::tzset();
   }
 
-  void start(SnapshotSchedule schedule, SnapshotSchedule drill = {}, bool drill_each = false) {
-    scheduler_ = std::make_unique<SnapshotScheduler>(
-        SnapshotSettings{
-            std::move(schedule), {}, "/var/lib/etcd-agent/snapshots", std::move(drill), drill_each},
-        SnapshotScheduler::Seams{
-            .clock = clock_,
-            .wall = [this] { return wall(); },
-            .jobs = jobs_,
-            .source = [this] { return source_; },
-            .drills = &drills_,
-        });
+  void start(SnapshotSchedule schedule, SnapshotSchedule drill = {}, bool drill_each = false,
+             FakeTurn* cluster_turn = nullptr) {
+    SnapshotSettings settings{
+        std::move(schedule), {}, "/var/lib/etcd-agent/snapshots", std::move(drill), drill_each};
+    if (cluster_turn != nullptr) settings.scope = SnapshotSettings::Scope::kCluster;
+    scheduler_ = std::make_unique<SnapshotScheduler>(std::move(settings),
+                                                     SnapshotScheduler::Seams{
+                                                         .clock = clock_,
+                                                         .wall = [this] { return wall(); },
+                                                         .jobs = jobs_,
+                                                         .source = [this] { return source_; },
+                                                         .drills = &drills_,
+                                                         .turn = cluster_turn,
+                                                     });
     scheduler_->onNote([this](int, const std::string& text) { notes_.push_back(text); });
     scheduler_->onSnapshot([this](const std::string& dir, const v1::SnapshotRecord& r) {
       offered_.push_back(dir + "/" + r.name());
@@ -287,6 +309,97 @@ TEST_F(Scheduler, OffDoesNothing) {
   EXPECT_TRUE(jobs_.tokens.empty());
   EXPECT_EQ(clock_.armed(), 0u);
   EXPECT_EQ(scheduler_->report().schedule(), "off");
+}
+
+// ---- [snapshot] scope = "cluster" ---------------------------------------------------------------
+
+v1::ClusterSnapshot clusterSnapshotAt(TimePoint at, const std::string& member) {
+  v1::ClusterSnapshot out;
+  out.set_member(member);
+  out.set_name(member + ".db");
+  out.set_taken_at(std::chrono::duration_cast<std::chrono::seconds>(at.time_since_epoch()).count());
+  return out;
+}
+
+TEST_F(Scheduler, ClusterScopeTakesSnapshotsOnlyWhileTheTurnIsThisAgentsAndGoesOnFromTheClusters) {
+  FakeTurn turn;
+  turn.state.holder = "m2";
+  start(intervalSchedule(2s, "2s"), {}, false, &turn);
+  EXPECT_EQ(scheduler_->report().scope(), "cluster");
+  clock_.advance(10s);
+  EXPECT_TRUE(jobs_.takes.empty()) << "m2's agent takes them";
+  EXPECT_EQ(scheduler_->report().next_at(), 0);
+  EXPECT_FALSE(scheduler_->report().taker());
+
+  // m2's agent went: this one is elected, and the cluster's newest is from a second ago.
+  turn.set({.taker = true, .holder = "m1", .last = clusterSnapshotAt(wall() - 1s, "m2")});
+  EXPECT_TRUE(scheduler_->report().taker());
+  EXPECT_EQ(scheduler_->report().taker_member(), "m1");
+  EXPECT_EQ(scheduler_->report().cluster_last().member(), "m2");
+  clock_.advance(999ms);
+  EXPECT_TRUE(jobs_.takes.empty()) << "no second snapshot in m2's period";
+  clock_.advance(1ms);
+  ASSERT_EQ(jobs_.takes.size(), 1u);
+  jobs_.finish();
+  ASSERT_EQ(turn.recorded.size(), 1u);
+  EXPECT_EQ(turn.recorded[0].name(), "s1.db");
+  EXPECT_EQ(turn.recorded[0].taken_at(), scheduler_->report().last_good().taken_at());
+
+  // The turn goes while this agent waits for its next time: it takes none.
+  turn.set({.taker = false, .holder = "m3", .last = turn.state.last});
+  clock_.advance(10s);
+  EXPECT_EQ(jobs_.taken_at.size(), 1u);
+  EXPECT_EQ(scheduler_->report().next_at(), 0);
+}
+
+TEST_F(Scheduler, ClusterScopeATakerWhoseMemberLeadsHandsTheTurnOnOnlyWhenAnotherAgentWaits) {
+  FakeTurn turn;
+  source_ = SnapshotSource{{"127.0.0.1:2379", {}}, "cluster-a", true};
+  start(intervalSchedule(2s, "2s"), {}, false, &turn);
+  turn.set({.taker = true, .holder = "m1", .waiting = 0});
+  clock_.advance(2s);
+  ASSERT_EQ(jobs_.takes.size(), 1u) << "nobody else waits: the leader's agent takes it";
+  jobs_.finish();
+  EXPECT_EQ(turn.hand_overs, 0);
+
+  turn.set({.taker = true, .holder = "m1", .last = turn.recorded.back(), .waiting = 2});
+  clock_.advance(2s);
+  EXPECT_EQ(jobs_.takes.size(), 0u);
+  EXPECT_EQ(turn.hand_overs, 1);
+  clock_.advance(30s);  // the hand-over takes its time: no second one, no snapshot meanwhile
+  EXPECT_EQ(turn.hand_overs, 1);
+  EXPECT_EQ(jobs_.taken_at.size(), 1u);
+  turn.set({.taker = false, .holder = "m2", .last = turn.state.last});
+
+  // Back to this agent (the others went) while its member follows: the overdue one is taken now.
+  source_ = SnapshotSource{{"127.0.0.1:2379", {}}, "cluster-a", false};
+  turn.set({.taker = true, .holder = "m1", .last = turn.state.last, .waiting = 1});
+  clock_.advance(0ms);
+  EXPECT_EQ(jobs_.taken_at.size(), 2u);
+}
+
+TEST_F(Scheduler, ClusterScopeATakerWhoseSnapshotsKeepFailingHandsTheTurnOn) {
+  FakeTurn turn;
+  start(intervalSchedule(1min, "1m"), {}, false, &turn);
+  turn.set({.taker = true, .holder = "m1", .waiting = 1});
+  clock_.advance(0ms);
+  jobs_.finish("no space left on device");
+  clock_.advance(10s);
+  jobs_.finish("no space left on device");
+  clock_.advance(20s);
+  jobs_.finish("no space left on device");
+  EXPECT_EQ(turn.hand_overs, 0);
+  clock_.advance(40s);  // the fourth attempt: the turn goes instead
+  EXPECT_TRUE(jobs_.takes.empty());
+  EXPECT_EQ(turn.hand_overs, 1);
+  EXPECT_NE(notes_.back().find("failed here 3 times in a row"), std::string::npos) << notes_.back();
+}
+
+TEST_F(Scheduler, MemberScopeTakesItsOwnSnapshotsWhateverTheTurnSays) {
+  start(intervalSchedule(2s, "2s"));
+  EXPECT_EQ(scheduler_->report().scope(), "member");
+  clock_.advance(2s);
+  EXPECT_EQ(jobs_.takes.size(), 1u);
 }
 
 }  // namespace
