@@ -16,10 +16,11 @@ namespace {
 using namespace std::chrono_literals;
 using etcdserverpb::KV;
 
-// How often the taker counts the agents waiting behind it, and how often another agent reads the
-// cluster's newest snapshot again for its status.
+// How often the taker counts the agents waiting behind it, and how often every agent reads the
+// cluster's newest snapshot and the turn's holder again for its status (an agent blocked in its
+// campaign hears of neither otherwise).
 constexpr auto kHoldCheck = 3s;
-constexpr auto kRefresh = 60s;
+constexpr auto kRefresh = 5s;
 constexpr auto kLongestBackoff = 30s;
 
 std::optional<v1::ClusterSnapshot> newer(const std::optional<v1::ClusterSnapshot>& a,
@@ -154,17 +155,28 @@ void ElectedSnapshotTurn::taken(const v1::ClusterSnapshot& snapshot) {
 void ElectedSnapshotTurn::armRefresh() {
   refresh_timer_->arm(std::chrono::duration_cast<std::chrono::milliseconds>(kRefresh), [this] {
     if (!target_) return;  // observe() arms it again
+    struct Seen {
+      std::optional<v1::ClusterSnapshot> last;
+      std::string holder;
+    };
     records_.run(
-        [target = *target_](const std::stop_token&) -> Result<std::optional<v1::ClusterSnapshot>> {
+        [target = *target_](const std::stop_token&) -> Result<Seen> {
           auto client = clientFor(target);
           if (!client) return fail(client.error());
-          return readLast(**client);
+          auto last = readLast(**client);
+          if (!last) return fail(last.error());
+          return Seen{*last, readHolder(**client)};
         },
-        [this](const Result<std::optional<v1::ClusterSnapshot>>& last) {
-          if (last && *last) {
-            const auto before = view_.last;
-            view_.last = newer(view_.last, *last);
-            if (on_change_ && (!before || before->name() != view_.last->name())) on_change_();
+        [this](const Result<Seen>& seen) {
+          if (seen) {
+            const auto before = view_;
+            view_.last = newer(view_.last, seen->last);
+            // The campaign's thread owns the holder while this agent holds the turn.
+            if (!view_.taker) view_.holder = seen->holder;
+            const bool changed = before.holder != view_.holder ||
+                                 before.last.has_value() != view_.last.has_value() ||
+                                 (before.last && before.last->name() != view_.last->name());
+            if (on_change_ && changed) on_change_();
           }
           armRefresh();
         });

@@ -370,7 +370,10 @@ TEST(SnapshotSchedule, ClusterScopeOneFollowersAgentTakesThemAndAKilledTakerIsRe
   if (more.snapshots().taker()) {
     for (std::size_t i = 0; i < fleet.size(); ++i) {
       if (i == *taker) continue;
-      auto other = fleet.agent(i).waitFor([](const auto&) { return true; });
+      // An agent waiting in its campaign reads the holder again every few seconds.
+      auto other = fleet.agent(i).waitFor(
+          [&](const v1::AgentStatus& st) { return st.snapshots().taker_member() == taker_name; },
+          30s);
       EXPECT_EQ(other.snapshots().successes(), others_before[i])
           << other.member_name() << " took a snapshot while " << taker_name << " held the turn";
       EXPECT_FALSE(other.snapshots().taker());
