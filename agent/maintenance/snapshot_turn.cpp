@@ -80,11 +80,7 @@ v1::ClusterSnapshot clusterSnapshotOf(const std::string& member, const v1::Snaps
 
 ElectedSnapshotTurn::ElectedSnapshotTurn(boost::asio::io_context& io, LoopClock& clock,
                                          std::string member)
-    : io_(io),
-      member_(std::move(member)),
-      refresh_timer_(clock.timer()),
-      records_(io),
-      campaign_(io) {}
+    : member_(std::move(member)), refresh_timer_(clock.timer()), records_(io), campaign_(io) {}
 
 ElectedSnapshotTurn::~ElectedSnapshotTurn() {
   // The campaign's thread resigns on its way out (the next agent need not wait for the lease).

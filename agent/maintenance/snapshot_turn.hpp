@@ -97,10 +97,9 @@ class ElectedSnapshotTurn final : public SnapshotTurn {
   // From the campaign's thread: the view on the loop, and a note.
   void post(TurnView view);
   void post(int priority, std::string note);
-  // On the loop: reads the record again (a non-taker's status stays fresh).
+  // On the loop: reads the record and the holder again (a waiting agent's status stays fresh).
   void armRefresh();
 
-  boost::asio::io_context& io_;
   std::string member_;
   TurnView view_;
   std::function<void()> on_change_;
