@@ -9,6 +9,7 @@
 
 #include "agent/bootstrap/discovery_relay.hpp"
 #include "agent/bootstrap/preflight.hpp"
+#include "agent/config/etcd_binary.hpp"
 #include "agent/restore/restore.hpp"
 #include "agent/service/call_slot.hpp"
 #include "agent/service/enroll_service.hpp"
@@ -160,13 +161,35 @@ grpc::Status AgentService::StopMember(grpc::ServerContext* ctx, const v1::StopMe
       out->mutable_status());
 }
 
-grpc::Status AgentService::StartMember(grpc::ServerContext* ctx, const v1::StartMemberRequest*,
+grpc::Status AgentService::StartMember(grpc::ServerContext* ctx, const v1::StartMemberRequest* req,
                                        v1::StartMemberResponse* out) {
   if (auto s = allowMutation(ctx, "StartMember"); !s.ok()) return s;
+  if (auto s = asStatus(validate(*req)); !s.ok()) return s;
+  if (!req->etcd_binary().empty() || req->check_only()) {
+    // `BINARY --version` blocks: on this gRPC thread, never on the loop.
+    std::string binary = req->etcd_binary();
+    if (binary.empty()) {
+      auto s = onLoop<v1::AgentStatus>(
+          io_, 10s, [this](Done done) { done(grpc::Status::OK, status()); }, out->mutable_status());
+      if (!s.ok()) return s;
+      binary = out->status().etcd_binary();
+    }
+    auto version = probeEtcdBinary(binary);
+    if (!version) {
+      return toStatus(Error{Errc::kFailedPrecondition,
+                            binary + " cannot run as member \"" + supervisor_.config().member.name +
+                                "\"'s etcd: " + version.error().message});
+    }
+    out->set_binary_version(*version);
+    if (req->check_only()) {
+      return onLoop<v1::AgentStatus>(
+          io_, 10s, [this](Done done) { done(grpc::Status::OK, status()); }, out->mutable_status());
+    }
+  }
   return onLoop<v1::AgentStatus>(
       io_, 30s,
-      [this](Done done) {
-        auto r = supervisor_.start();
+      [this, binary = req->etcd_binary()](Done done) {
+        auto r = binary.empty() ? supervisor_.start() : supervisor_.startWith(binary);
         done(r ? grpc::Status::OK : toStatus(r.error()), status());
       },
       out->mutable_status());

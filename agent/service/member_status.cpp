@@ -130,12 +130,14 @@ v1::AgentStatus agentStatus(const MemberView& m, const AgentExtras& extras) {
     s.set_restoring_in_place(m.plan->has_restore());
     s.set_held(m.plan->held());
     s.set_fenced(m.plan->fenced());
+    s.set_etcd_binary(etcdBinaryOf(m.config, *m.plan));
     const auto urls =
         memberUrls(m.config, static_cast<int>(m.plan->plan().client_port()),
                    static_cast<int>(m.plan->plan().peer_port()), m.plan->plan().tls());
     s.add_client_urls(urls.client);
     s.add_peer_urls(urls.peer);
   }
+  if (!m.plan) s.set_etcd_binary(m.config.etcd.binary);
   s.set_etcd_pid(m.etcd_pid);
   s.set_restart_count(m.restarts);
   s.set_last_error(m.last_error);

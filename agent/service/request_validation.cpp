@@ -282,7 +282,16 @@ Result<void> validate(const v1::ApplyPlanRequest& request, const ValidationConte
 Result<void> validate(const v1::StopMemberRequest&) {
   return {};
 }
-Result<void> validate(const v1::StartMemberRequest&) {
+Result<void> validate(const v1::StartMemberRequest& request) {
+  const std::string& binary = request.etcd_binary();
+  if (binary.empty()) return {};
+  if (binary.size() > kMaxPathBytes || !binary.starts_with('/') ||
+      std::any_of(binary.begin(), binary.end(),
+                  [](char c) { return std::iscntrl(static_cast<unsigned char>(c)) != 0; })) {
+    return invalid("etcd_binary", "an absolute path on the agent's host, at most " +
+                                      std::to_string(kMaxPathBytes) +
+                                      " bytes, without control characters");
+  }
   return {};
 }
 Result<void> validate(const v1::RemoveMemberRequest&) {

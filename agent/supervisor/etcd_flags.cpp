@@ -44,6 +44,10 @@ std::string fencedClientEndpoint(const AgentConfig& config, int client_port) {
   return "unix://" + config.memberDir() + "/fenced:" + std::to_string(client_port);
 }
 
+const std::string& etcdBinaryOf(const AgentConfig& config, const v1::MemberState& state) {
+  return state.etcd_binary().empty() ? config.etcd.binary : state.etcd_binary();
+}
+
 Result<std::vector<std::string>> etcdCommandLine(const AgentConfig& config,
                                                  const v1::MemberState& state) {
   const v1::Plan& plan = state.plan();
@@ -65,7 +69,7 @@ Result<std::vector<std::string>> etcdCommandLine(const AgentConfig& config,
   for (const auto& u : urls.listen_client) listen_client += (listen_client.empty() ? "" : ",") + u;
 
   std::vector<std::string> argv = {
-      config.etcd.binary,
+      etcdBinaryOf(config, state),
       "--name=" + config.member.name,
       "--data-dir=" + config.dataDir(),
       "--listen-client-urls=" + listen_client,

@@ -32,7 +32,11 @@ std::string fencedClientEndpoint(const AgentConfig& config, int client_port);
 // A unix socket's path holds at most 107 bytes (sockaddr_un).
 inline constexpr std::size_t kMaxUnixSocketPath = 107;
 
-// argv for etcd (argv[0] = the binary). `started_once` turns a "new" plan into "existing": a
+// The etcd binary the member runs: the one StartMember chose (`etcd-fleet upgrade`), else the
+// [etcd] binary of agent.toml.
+const std::string& etcdBinaryOf(const AgentConfig& config, const v1::MemberState& state);
+
+// argv for etcd (argv[0] = etcdBinaryOf()). `started_once` turns a "new" plan into "existing": a
 // restarted member must never try to bootstrap again.
 Result<std::vector<std::string>> etcdCommandLine(const AgentConfig& config,
                                                  const v1::MemberState& state);

@@ -173,7 +173,7 @@ Result<void> Supervisor::applyPlan(const v1::Plan& requested) {
   return {};
 }
 
-Result<void> Supervisor::start() {
+Result<void> Supervisor::startable() const {
   if (snapshot_.state == MemberState::kOrphaned) {
     return fail(Errc::kFailedPrecondition, last_error_);
   }
@@ -187,8 +187,35 @@ Result<void> Supervisor::start() {
                     "\" is held stopped by an in-place restore: `etcd-fleet restore` resumes "
                     "it, `etcd-fleet restore --abort` puts the member back as it was");
   }
+  return {};
+}
+
+Result<void> Supervisor::start() {
+  if (auto ok = startable(); !ok) return ok;
   dispatch(lifecycle::StartRequested{needsRestore()});
   return {};
+}
+
+Result<void> Supervisor::startWith(const std::string& binary) {
+  if (auto ok = startable(); !ok) return ok;
+  const std::string kept = binary == config_.etcd.binary ? std::string() : binary;
+  if (kept != plan_->etcd_binary()) {
+    switch (snapshot_.state) {
+      case MemberState::kStopped:
+      case MemberState::kBackoff:
+      case MemberState::kCrashLooping: break;
+      default:
+        return fail(Errc::kFailedPrecondition,
+                    "member \"" + config_.member.name + "\" is " +
+                        std::string(lifecycle::stateName(snapshot_.state)) + " with " +
+                        etcdBinaryOf(config_, *plan_) +
+                        ": stop it first (StopMember) to start it with " + binary);
+    }
+    v1::MemberState next = *plan_;
+    next.set_etcd_binary(kept);
+    if (auto saved = persist(std::move(next)); !saved) return saved;
+  }
+  return start();
 }
 
 Result<void> Supervisor::persist(v1::MemberState state) {

@@ -73,6 +73,10 @@ class Supervisor {
   // accepted is a no-op (idempotent for retrying coordinators).
   Result<void> applyPlan(const v1::Plan& plan);
   Result<void> start();
+  // StartMember with a binary (`etcd-fleet upgrade`; the caller checked that it runs as an
+  // etcd): kept in state.json (MemberState.etcd_binary; "" when it is the [etcd] binary), then
+  // started as start() does. Refused while etcd runs with another binary: stop it first.
+  Result<void> startWith(const std::string& binary);
   // Stops etcd (SIGTERM, SIGKILL after the stop timeout); `done` runs once it exited.
   void stop(std::function<void()> done);
   // Stops etcd and deletes the member's data and plan; the agent then waits for a new plan.
@@ -147,6 +151,8 @@ class Supervisor {
   void kill(int priority, const std::string& why);
   void persistHealthy();
   Result<void> persist(v1::MemberState state);
+  // Why start() would refuse: no plan, orphaned, removed, held by an in-place restore.
+  [[nodiscard]] Result<void> startable() const;
   void reportCrash(std::chrono::milliseconds delay);
   void reportRemoved();
   void reportRestoreFailure();

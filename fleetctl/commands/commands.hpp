@@ -25,7 +25,7 @@ std::vector<Command> tokenCommands();        // token create, list, revoke
 std::vector<Command> enrollCommands();       // enroll
 std::vector<Command> certsCommands();        // certs issue, certs sign, certs rotate
 std::vector<Command> tlsCommands();          // tls enable
-std::vector<Command> rollingCommands();      // rolling-restart (defrag --rolling: maintenance)
-std::vector<Command> restoreCommands();      // restore (in place)
+std::vector<Command> rollingCommands();  // rolling-restart, upgrade (defrag --rolling: maintenance)
+std::vector<Command> restoreCommands();  // restore (in place)
 
 }  // namespace etcdagent::fleet

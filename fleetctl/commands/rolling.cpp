@@ -1,12 +1,13 @@
-// rolling-restart and defrag --rolling: one member at a time through the fleet inventory's agents
-// (lib/fleet/rolling.hpp decides the order and the waits). Progress lines go to stderr, one line
-// per member to stdout when it is done. Ctrl-C stops between calls (exit 5); the journal
+// rolling-restart, upgrade and defrag --rolling: one member at a time through the fleet inventory's
+// agents (lib/fleet/rolling.hpp decides the order and the waits). Progress lines go to stderr, one
+// line per member to stdout when it is done. Ctrl-C stops between calls (exit 5); the journal
 // (<inventory dir>/rolling.json) keeps the progress and the same command finishes the job.
 
 #include "fleetctl/commands/rolling.hpp"
 
 #include "fleet/rolling_defrag.hpp"
 #include "fleet/rolling_restart.hpp"
+#include "fleet/upgrade.hpp"
 #include "fleetctl/commands/commands.hpp"
 #include "fleetctl/commands/fleet_io.hpp"
 
@@ -32,6 +33,35 @@ CommandResult runRollingRestart(Context& ctx) {
               << (m.was_leader ? " (was the leader)" : "") << "\n";
   }
   ctx.out() << "every member was restarted and is healthy" << std::endl;
+  return {};
+}
+
+CommandResult runUpgrade(Context& ctx) {
+  if (!ctx.args().empty()) return badArgs("upgrade takes no arguments");
+  const std::string binary = ctx.flags().getString("etcd-binary");
+  if (binary.empty()) {
+    return badArgs(
+        "upgrade needs --etcd-binary PATH: the etcd binary every member runs from now on, at the "
+        "same absolute path on every host");
+  }
+  auto inventory =
+      requireInventory(ctx.global().fleet_path,
+                       "upgrade finds the members' agents in the inventory of a fleet "
+                       "bootstrapped with etcd-fleet bootstrap (or pass --fleet FILE)");
+  if (!inventory) return commandError(inventory.error());
+  auto flow = InterruptibleFlow::open(ctx, ctx.err());
+  if (!flow) return commandError(flow.error());
+  auto done = upgradeEtcd((*flow)->env(), {.inventory = std::move(*inventory),
+                                           .etcd_binary = binary,
+                                           .health_timeout = ctx.flags().getDuration("timeout")});
+  if (!done) return flowError(done.error());
+  for (const auto& m : done->members) {
+    ctx.out() << m.name << " " << m.address << " "
+              << (m.skipped ? "upgraded by an earlier run" : m.summary)
+              << (m.was_leader ? " (was the leader)" : "") << "\n";
+  }
+  ctx.out() << "every member runs etcd " << done->version << " from " << binary << " and is healthy"
+            << std::endl;
   return {};
 }
 
@@ -96,6 +126,31 @@ std::vector<Command> rollingCommands() {
                 "how long each member may take to be healthy again after its restart");
           },
       .run = runRollingRestart,
+  });
+  out.push_back({
+      .name = "upgrade",
+      .usage = "upgrade --etcd-binary PATH [--timeout DURATION]",
+      .summary = "Moves every member to another etcd binary through its agent, one at a time",
+      .description =
+          "\tFirst every member's agent checks PATH on its host (PATH --version) and the\n"
+          "\tversions are held against what etcd supports: one minor version up at most\n"
+          "\t(3.4 -> 3.5), never down a minor version, one minor version on every host; a\n"
+          "\trefusal touches nothing. Then, as rolling-restart does (followers first, the\n"
+          "\tleader last, each healthy again before the next), each agent stops its etcd and\n"
+          "\tstarts it with PATH, which it keeps for its later starts. A member that runs PATH\n"
+          "\talready is not restarted. Stops at the first failure and says where; the journal\n"
+          "\trolling.json beside the inventory keeps the progress and the binary: run the same\n"
+          "\tcommand again to finish. Refused while another member-by-member flow is in\n"
+          "\tprogress.",
+      .flags =
+          [](FlagSet& f) {
+            f.string("etcd-binary", 0, "",
+                     "the etcd binary to run, an absolute path present on every host");
+            f.positiveDuration(
+                "timeout", 0, "60s",
+                "how long each member may take to be healthy again after its restart");
+          },
+      .run = runUpgrade,
   });
   return out;
 }

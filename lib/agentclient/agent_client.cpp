@@ -121,6 +121,14 @@ Result<v1::AgentStatus> AgentClient::startMember() const {
   return r->status();
 }
 
+Result<v1::StartMemberResponse> AgentClient::startMemberWith(
+    const v1::StartMemberRequest& request) const {
+  // A check runs `BINARY --version` on the agent's host (10 s at most there).
+  return call<v1::StartMemberRequest, v1::StartMemberResponse>(
+      request.check_only() ? "check the etcd binary" : "start member", request,
+      &v1::Agent::Stub::StartMember, std::max<Duration>(timeout_, std::chrono::seconds(35)));
+}
+
 Result<v1::AgentStatus> AgentClient::removeMember() const {
   v1::RemoveMemberRequest req;
   req.set_confirm_removed_from_cluster(true);

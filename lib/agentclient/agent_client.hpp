@@ -50,6 +50,8 @@ class AgentClient final : public fleet::AgentApi {
   Result<v1::AgentStatus> applyPlan(const v1::Plan& plan) const override;
   Result<v1::AgentStatus> stopMember() const override;
   Result<v1::AgentStatus> startMember() const override;
+  Result<v1::StartMemberResponse> startMemberWith(
+      const v1::StartMemberRequest& request) const override;
   Result<v1::AgentStatus> removeMember() const override;
   Result<v1::AgentStatus> setMemberTls(const v1::SetMemberTlsRequest& request) const override;
   Result<std::string> setAutostart(bool enabled) const override;

@@ -39,6 +39,10 @@ class AgentApi {
   virtual Result<v1::AgentStatus> applyPlan(const v1::Plan& plan) const = 0;
   virtual Result<v1::AgentStatus> stopMember() const = 0;
   virtual Result<v1::AgentStatus> startMember() const = 0;
+  // StartMember with a request: an etcd binary to run from now on (`etcd-fleet upgrade`), or
+  // check_only: which etcd version a binary on the agent's host is, nothing started.
+  virtual Result<v1::StartMemberResponse> startMemberWith(
+      const v1::StartMemberRequest& request) const = 0;
   // Stops the member and deletes its data and plan (only once it is out of its cluster).
   virtual Result<v1::AgentStatus> removeMember() const = 0;
   // `etcd-fleet tls enable`: moves the member one step of its conversion to TLS and restarts its

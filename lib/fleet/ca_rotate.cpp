@@ -65,6 +65,7 @@ class CaRotation {
           return report_;
         case RotationStep::kRestart:
         case RotationStep::kDefrag:
+        case RotationStep::kUpgrade:
           // parseRotationJournal gives a CA rotation none of these.
           return fail(Errc::kInternal, journal_path_ + ": a CA rotation at step " +
                                            std::string(rotationStepName(journal_.step)));

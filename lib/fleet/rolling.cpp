@@ -135,7 +135,9 @@ class Roll {
     if (status->phase() != v1::MEMBER_PHASE_STOPPED) return std::optional<MemberStepDone>();
     env_.progress.step(title_ + ": " + describeMember(*m) +
                        " was stopped by the interrupted run: starting it again");
-    if (auto started = (*agent)->startMember(); !started) {
+    v1::StartMemberRequest start;
+    start.set_etcd_binary(request_.start_binary);
+    if (auto started = (*agent)->startMemberWith(start); !started) {
       return fail(stopped(started.error().context(describeMember(*m))));
     }
     if (auto healthy = waitMemberHealthy(**agent, env_.clock, request_.health_timeout, env_.stop);
@@ -206,7 +208,7 @@ Result<std::vector<MemberStepDone>> rollThroughMembers(const Env& env,
 
 Result<RollingJournal> openRollingJournal(const Env& env, const Inventory& inventory,
                                           RotationKind kind, RotationStep step,
-                                          const std::string& what) {
+                                          const std::string& what, const std::string& etcd_binary) {
   RollingJournal out{.path = rollingJournalPath(inventory.path), .journal = {}, .resumed = false};
   if (auto r = checkNoRestoreInProgress(inventory, what); !r) return fail(r.error());
   if (auto r = refuseWhileInProgress(rotationJournalPath(tls::fleetPkiPaths(inventory.path).dir),
@@ -226,7 +228,8 @@ Result<RollingJournal> openRollingJournal(const Env& env, const Inventory& inven
   out.journal = {.kind = kind,
                  .step = step,
                  .started_at = formatRfc3339(std::chrono::system_clock::now()),
-                 .done = {}};
+                 .done = {},
+                 .etcd_binary = etcd_binary};
   if (auto saved = saveRotationJournal(out.path, out.journal); !saved) return fail(saved.error());
   return out;
 }

@@ -36,6 +36,9 @@ struct RollingRequest {
   // (and waited for until healthy) before anything else, which finishes its step. Without this, a
   // stopped member is unhealthy and refuses the flow, as a member stopped by an operator should.
   bool start_stopped_current = false;
+  // The etcd binary that member is started with (StartMember's etcd_binary: an upgrade); "" its
+  // own.
+  std::string start_binary;
 };
 
 struct MemberStepDone {
@@ -60,9 +63,11 @@ struct RollingJournal {
   RotationJournal journal;
   bool resumed = false;
 };
+// `etcd_binary`: an upgrade's (RotationJournal.etcd_binary of a new journal).
 Result<RollingJournal> openRollingJournal(const Env& env, const Inventory& inventory,
                                           RotationKind kind, RotationStep step,
-                                          const std::string& what);
+                                          const std::string& what,
+                                          const std::string& etcd_binary = {});
 
 // Runs `step` for each member `journal` does not name as done, in the order above, recording each
 // in `journal` (saved) once it is healthy again. Errors: a member that is not healthy before a

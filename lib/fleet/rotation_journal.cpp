@@ -20,8 +20,10 @@ constexpr std::size_t kMaxJournalSize = 1024 * 1024;
 
 std::string damagedHint(std::string_view source) {
   if (source.ends_with("rolling.json")) {
-    return "; if no rolling restart or defrag is in progress, remove " + std::string(source) +
-           ", else run it again (etcd-fleet rolling-restart, or defrag --rolling)";
+    return "; if no rolling restart, upgrade or defrag is in progress, remove " +
+           std::string(source) +
+           ", else run it again (etcd-fleet rolling-restart, upgrade --etcd-binary PATH, or "
+           "defrag --rolling)";
   }
   return "; if no rotation is in progress, remove " + std::string(source) +
          ", else run the rotation again (etcd-fleet certs rotate, or ca rotate)";
@@ -35,6 +37,7 @@ std::string_view rotationKindName(RotationKind kind) {
     case RotationKind::kCa: return "ca";
     case RotationKind::kRestart: return "restart";
     case RotationKind::kDefrag: return "defrag";
+    case RotationKind::kUpgrade: return "upgrade";
   }
   return "?";
 }
@@ -45,6 +48,7 @@ std::string_view resumeCommand(RotationKind kind) {
     case RotationKind::kCa: return "etcd-fleet ca rotate";
     case RotationKind::kRestart: return "etcd-fleet rolling-restart";
     case RotationKind::kDefrag: return "etcd-fleet defrag --rolling";
+    case RotationKind::kUpgrade: return "etcd-fleet upgrade";
   }
   return "?";
 }
@@ -56,6 +60,7 @@ std::string_view rotationStepName(RotationStep step) {
     case RotationStep::kTrustNew: return "trust-new";
     case RotationStep::kRestart: return "restart";
     case RotationStep::kDefrag: return "defrag";
+    case RotationStep::kUpgrade: return "upgrade";
   }
   return "?";
 }
@@ -104,8 +109,10 @@ Result<RotationJournal> parseRotationJournal(std::string_view text, std::string_
     out.kind = RotationKind::kRestart;
   } else if (file.kind() == "defrag") {
     out.kind = RotationKind::kDefrag;
+  } else if (file.kind() == "upgrade") {
+    out.kind = RotationKind::kUpgrade;
   } else {
-    return bad("\"kind\" is none of \"certs\", \"ca\", \"restart\" and \"defrag\"");
+    return bad("\"kind\" is none of \"certs\", \"ca\", \"restart\", \"defrag\" and \"upgrade\"");
   }
   if (file.step() == "trust-both") {
     out.step = RotationStep::kTrustBoth;
@@ -117,8 +124,10 @@ Result<RotationJournal> parseRotationJournal(std::string_view text, std::string_
     out.step = RotationStep::kRestart;
   } else if (file.step() == "defrag") {
     out.step = RotationStep::kDefrag;
+  } else if (file.step() == "upgrade") {
+    out.step = RotationStep::kUpgrade;
   } else {
-    return bad("\"step\" is not trust-both, reissue, trust-new, restart or defrag");
+    return bad("\"step\" is not trust-both, reissue, trust-new, restart, defrag or upgrade");
   }
   if (out.kind == RotationKind::kCerts && out.step != RotationStep::kReissue) {
     return bad("a certificate rotation has only the step \"reissue\"");
@@ -128,6 +137,9 @@ Result<RotationJournal> parseRotationJournal(std::string_view text, std::string_
   }
   if (out.kind == RotationKind::kDefrag && out.step != RotationStep::kDefrag) {
     return bad("a rolling defrag has only the step \"defrag\"");
+  }
+  if ((out.kind == RotationKind::kUpgrade) != (out.step == RotationStep::kUpgrade)) {
+    return bad("an upgrade has only the step \"upgrade\", and only an upgrade has it");
   }
   if (out.kind == RotationKind::kCa && out.step != RotationStep::kTrustBoth &&
       out.step != RotationStep::kReissue && out.step != RotationStep::kTrustNew) {
@@ -146,6 +158,10 @@ Result<RotationJournal> parseRotationJournal(std::string_view text, std::string_
     return bad("a CA rotation names no \"new_ca\" (sha256:...)");
   }
   out.current = file.current();
+  out.etcd_binary = file.etcd_binary();
+  if (out.kind == RotationKind::kUpgrade && !out.etcd_binary.starts_with('/')) {
+    return bad("an upgrade names no \"etcd_binary\" (an absolute path)");
+  }
   return out;
 }
 
@@ -158,6 +174,7 @@ std::string renderRotationJournal(const RotationJournal& journal) {
   for (const auto& m : journal.done) file.add_done(m);
   file.set_new_ca(journal.new_ca);
   file.set_current(journal.current);
+  file.set_etcd_binary(journal.etcd_binary);
   return renderStateJson(file);
 }
 
@@ -199,6 +216,7 @@ std::string describeRotation(const RotationJournal& journal) {
     case RotationKind::kCa: what = "a CA rotation ("; break;
     case RotationKind::kRestart: what = "a rolling restart ("; break;
     case RotationKind::kDefrag: what = "a rolling defrag ("; break;
+    case RotationKind::kUpgrade: what = "an upgrade to " + journal.etcd_binary + " ("; break;
   }
   if (journal.kind == RotationKind::kCerts || journal.kind == RotationKind::kCa) {
     what += "step " + std::string(rotationStepName(journal.step)) + ", ";

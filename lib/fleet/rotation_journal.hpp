@@ -28,6 +28,7 @@ enum class RotationKind {
   kCa,       // etcd-fleet ca rotate
   kRestart,  // etcd-fleet rolling-restart (rolling.json)
   kDefrag,   // etcd-fleet defrag --rolling (rolling.json)
+  kUpgrade,  // etcd-fleet upgrade --etcd-binary (rolling.json)
 };
 
 // A CA rotation goes kTrustBoth -> kReissue -> kTrustNew; a certificate rotation is kReissue; a
@@ -38,14 +39,15 @@ enum class RotationStep {
   kTrustNew,   // every member trusts the new CA alone
   kRestart,    // every member's etcd is stopped and started again
   kDefrag,     // every member's database is defragmented
+  kUpgrade,    // every member's etcd is stopped and started with another binary
 };
 
-// "certs", "ca", "restart", "defrag".
+// "certs", "ca", "restart", "defrag", "upgrade".
 std::string_view rotationKindName(RotationKind kind);
-// "trust-both", "reissue", "trust-new", "restart", "defrag".
+// "trust-both", "reissue", "trust-new", "restart", "defrag", "upgrade".
 std::string_view rotationStepName(RotationStep step);
 // The command that finishes a flow of `kind`: "etcd-fleet certs rotate", "etcd-fleet ca rotate",
-// "etcd-fleet rolling-restart", "etcd-fleet defrag --rolling".
+// "etcd-fleet rolling-restart", "etcd-fleet defrag --rolling", "etcd-fleet upgrade".
 std::string_view resumeCommand(RotationKind kind);
 
 struct RotationJournal {
@@ -54,6 +56,7 @@ struct RotationJournal {
   std::string started_at;         // RFC 3339 UTC
   std::vector<std::string> done;  // members whose part of `step` is done, in the order done
   std::string new_ca;             // CA rotation: the new CA's fingerprint ("sha256:...")
+  std::string etcd_binary;        // upgrade: the binary every member is moved to
   // The member whose part of `step` was begun and is not done yet ("" between members): a run
   // interrupted in a step that stops etcd may have left it stopped (rolling.hpp).
   std::string current;

@@ -1,9 +1,12 @@
-// etcd-fleet rolling-restart and defrag --rolling on a real 3-member fleet (real etcd-agents and
-// etcd on 127.0.0.91..96, bootstrapped by the real etcd-fleet) while a client (etcdctl, a process
-// per write, to every member) keeps writing:
+// etcd-fleet rolling-restart, upgrade and defrag --rolling on a real 3-member fleet (real
+// etcd-agents and etcd on 127.0.0.91..96 and 181..183, bootstrapped by the real etcd-fleet) while a
+// client (etcdctl, a process per write, to every member) keeps writing:
 //   - rolling-restart: every member's etcd is a new process afterwards, the leader went last, the
 //     cluster is healthy, and every acknowledged write is there (etcd 3.4 drops a request in
 //     flight on a member that stops, so the writer sends a failed write again; none is lost);
+//   - upgrade --etcd-binary: refused for a binary that is not an etcd (no member touched); then
+//     every member runs the other binary (/proc/PID/exe), the leader last, no acknowledged write
+//     lost, and an agent restarted afterwards starts its etcd with it again (it kept it);
 //   - defrag --rolling: on a database with most of its space free (keys written, deleted,
 //     compacted), every member's file shrinks, the leader's leadership moved away before its own
 //     defragmentation (in its etcd's log), and the client's writes go through.
@@ -224,6 +227,85 @@ TEST_F(Rolling, RestartRestartsEveryEtcdLeaderLastAndLosesNoAcknowledgedWrite) {
   // The old leader handed the leadership over as its etcd stopped (etcd 3.4's graceful stop).
   EXPECT_THAT(readText(agentOf(old_leader).logPath()), HasSubstr("leadership transfer finished"));
   EXPECT_FALSE(exists(fleet_->dir() + "/rolling.json")) << "the journal outlived the restart";
+}
+
+// The executable a process runs.
+std::string exeOf(int pid) {
+  std::error_code ec;
+  auto target = std::filesystem::read_symlink("/proc/" + std::to_string(pid) + "/exe", ec);
+  return ec ? "" : target.string();
+}
+
+TEST_F(Rolling, UpgradeStartsEveryEtcdWithTheNewBinaryLeaderLastAndItsAgentKeepsIt) {
+  form(181);
+  if (HasFatalFailure()) return;
+  std::map<std::string, int> pids;
+  std::string debian_etcd;
+  for (std::size_t i = 0; i < fleet_->size(); ++i) {
+    auto s = statusOf(fleet_->agent(i));
+    ASSERT_NE(s.etcd_pid(), 0);
+    pids[s.member_name()] = s.etcd_pid();
+    debian_etcd = s.etcd_binary();
+  }
+  ASSERT_FALSE(debian_etcd.empty());
+  // The "new" etcd: the only one this machine has, copied to another path (one path for the
+  // three agents: the hosts share a file system here).
+  const std::string next = fleet_->dir() + "/etcd-next/etcd";
+  std::filesystem::create_directories(fleet_->dir() + "/etcd-next");
+  std::filesystem::copy_file(debian_etcd, next);
+  std::filesystem::permissions(next, std::filesystem::perms::owner_all);
+
+  // Not an etcd: refused before any member is touched, and no journal is left.
+  auto refused = fleet_->fleet({"upgrade", "--etcd-binary", "/bin/true"});
+  EXPECT_EQ(refused.exit_code, 1) << refused.out << refused.err;
+  EXPECT_THAT(refused.err, HasSubstr("/bin/true cannot run as member \""));
+  EXPECT_THAT(refused.err, HasSubstr("no member was touched"));
+  EXPECT_FALSE(exists(fleet_->dir() + "/rolling.json"));
+  for (std::size_t i = 0; i < fleet_->size(); ++i) {
+    auto s = statusOf(fleet_->agent(i));
+    EXPECT_EQ(s.etcd_pid(), pids[s.member_name()]) << "restarted although refused";
+  }
+
+  const std::string old_leader = leader();
+  ASSERT_FALSE(old_leader.empty());
+  startWriter(3);
+  if (HasFatalFailure()) return;
+  auto upgraded = underWrites([&] {
+    return fleet_->fleet({"upgrade", "--etcd-binary", next}, 300s);
+  });
+  stopWriterAndCheck();
+  ASSERT_EQ(upgraded.exit_code, 0) << upgraded.out << upgraded.err;
+  std::cout << upgraded.err << upgraded.out;
+  EXPECT_THAT(upgraded.err, HasSubstr(next + " is etcd 3.4"));
+  EXPECT_THAT(upgraded.out, HasSubstr("every member runs etcd 3.4"));
+  EXPECT_THAT(lineOf(upgraded.err, "[3/3] upgrade: "),
+              HasSubstr("member " + old_leader + " (" + agentOf(old_leader).apiAddress() +
+                        "), the leader"));
+  for (std::size_t i = 0; i < fleet_->size(); ++i) {
+    auto s = statusOf(fleet_->agent(i));
+    EXPECT_NE(s.etcd_pid(), pids[s.member_name()]) << s.member_name() << " was not restarted";
+    EXPECT_EQ(s.etcd_binary(), next) << s.DebugString();
+    EXPECT_EQ(exeOf(s.etcd_pid()), next) << s.member_name();
+    EXPECT_TRUE(s.healthy()) << s.DebugString();
+    EXPECT_THAT(upgraded.out,
+                HasSubstr(s.member_name() + " " + fleet_->agent(i).apiAddress() + " etcd 3.4"));
+  }
+  EXPECT_FALSE(exists(fleet_->dir() + "/rolling.json")) << "the journal outlived the upgrade";
+
+  // An agent restarted afterwards runs its etcd with the binary it kept.
+  AgentHarness& agent = fleet_->agent(1);
+  agent.stop();
+  agent.start();
+  auto again = agent.waitFor(
+      [](const v1::AgentStatus& st) { return st.healthy() && st.etcd_pid() != 0; }, 60s);
+  ASSERT_TRUE(again.healthy()) << again.DebugString();
+  EXPECT_EQ(again.etcd_binary(), next);
+  EXPECT_EQ(exeOf(again.etcd_pid()), next);
+
+  // Run again: nobody is restarted.
+  auto noop = fleet_->fleet({"upgrade", "--etcd-binary", next}, 120s);
+  ASSERT_EQ(noop.exit_code, 0) << noop.out << noop.err;
+  EXPECT_THAT(noop.out, HasSubstr("already: not restarted"));
 }
 
 TEST_F(Rolling, DefragShrinksEveryMemberTheLeaderLastAfterItsLeadershipMovedUnderAWriter) {

@@ -70,6 +70,10 @@ struct FakeHost {
   std::int64_t db_size_in_use = 10'000'000;
   int defrags = 0;
   int defragged_as_leader = 0;
+  // The etcd binary its member runs, and the etcd binaries on its host with their versions
+  // (StartMember's check runs `BINARY --version`; a path not listed is not there).
+  std::string etcd_binary = "/usr/bin/etcd";
+  std::map<std::string, std::string> binaries{{"/usr/bin/etcd", "3.4.23"}};
 
   // TLS once its plan is (Plan.tls), or when the test says so: what etcd serves and advertises.
   [[nodiscard]] std::string scheme() const {
@@ -251,6 +255,11 @@ class FakeFleet {
     s.set_fenced(h.fenced);
     s.set_revision(h.revision);
     if (h.started) s.set_etcd_pid(h.etcd_pid);
+    s.set_etcd_binary(h.etcd_binary);
+    if (h.started && !h.stopped) {
+      auto version = h.binaries.find(h.etcd_binary);
+      if (version != h.binaries.end()) s.set_etcd_version(version->second);
+    }
     const Member* m = member(h.member_id);
     const bool healthy = h.started && !h.never_healthy && m != nullptr;
     s.set_healthy(healthy);
@@ -423,6 +432,43 @@ class FakeAgent final : public fleet::AgentApi {
       h.started = false;
       h.stopped = h.plan.has_value();  // an agent without a plan has nothing to stop
       return fleet_.statusLocked(h);
+    });
+  }
+  Result<v1::StartMemberResponse> startMemberWith(
+      const v1::StartMemberRequest& request) const override {
+    const char* op = request.check_only() ? "checkEtcdBinary" : "startMember";
+    return with(op, [&](FakeHost& h) -> Result<v1::StartMemberResponse> {
+      v1::StartMemberResponse out;
+      if (!request.etcd_binary().empty() || request.check_only()) {
+        const std::string binary =
+            request.etcd_binary().empty() ? h.etcd_binary : request.etcd_binary();
+        auto version = h.binaries.find(binary);
+        if (version == h.binaries.end()) {
+          return fail(Errc::kFailedPrecondition, "agent " + address_ + ": " + binary +
+                                                     " cannot run as member \"" + h.member_name +
+                                                     "\"'s etcd: no such file");
+        }
+        out.set_binary_version(version->second);
+      }
+      if (!request.check_only() && !request.etcd_binary().empty()) {
+        if (request.etcd_binary() != h.etcd_binary && h.started && !h.stopped) {
+          return fail(
+              Errc::kFailedPrecondition,
+              "agent " + address_ + ": member \"" + h.member_name + "\" is running: stop it first");
+        }
+        h.etcd_binary = request.etcd_binary();
+      }
+      if (!request.check_only()) {
+        if (!h.plan) {
+          return fail(Errc::kFailedPrecondition,
+                      "agent " + address_ + ": start member: no plan yet");
+        }
+        h.stopped = false;
+        if (!h.started) h.etcd_pid = fleet_.next_pid_++;
+        h.started = true;
+      }
+      *out.mutable_status() = fleet_.statusLocked(h);
+      return out;
     });
   }
   Result<v1::AgentStatus> startMember() const override {

@@ -121,6 +121,19 @@ TEST(RequestValidation, SetMemberTlsAsksForOneKnownStepAtATime) {
   EXPECT_THAT(refusal(validate(r)), HasSubstr("stage: must be TLS_STAGE_UNSPECIFIED"));
 }
 
+TEST(RequestValidation, StartMemberTakesAnAbsoluteEtcdBinaryOnOneLine) {
+  v1::StartMemberRequest r;
+  EXPECT_TRUE(validate(r));
+  r.set_etcd_binary("/opt/etcd-3.5/etcd");
+  EXPECT_TRUE(validate(r));
+  const std::vector<std::string> refused = {"etcd", "../etcd", "/opt/etcd\n--data-dir=/",
+                                            "/" + std::string(5000, 'x')};
+  for (const std::string& bad : refused) {
+    r.set_etcd_binary(bad);
+    EXPECT_THAT(refusal(validate(r)), HasSubstr("etcd_binary: an absolute path")) << bad;
+  }
+}
+
 TEST(RequestValidation, RefusesADiscoveryUrlThatIsNotHttp) {
   auto d = plan(v1::PLAN_MODE_DISCOVERY);
   d.mutable_plan()->clear_initial_cluster();

@@ -92,8 +92,8 @@ TEST(RotationJournal, ARollingRestartOrDefragLivesInItsOwnFileBesideTheInventory
   EXPECT_NE(wrong.error().message.find("a rolling defrag has only the step \"defrag\""),
             std::string::npos)
       << wrong.error().message;
-  EXPECT_NE(wrong.error().message.find("if no rolling restart or defrag is in progress, remove "
-                                       "/p/rolling.json"),
+  EXPECT_NE(wrong.error().message.find("if no rolling restart, upgrade or defrag is in progress, "
+                                       "remove /p/rolling.json"),
             std::string::npos)
       << wrong.error().message;
   auto ca = parseRotationJournal(
@@ -101,6 +101,33 @@ TEST(RotationJournal, ARollingRestartOrDefragLivesInItsOwnFileBesideTheInventory
           "new_ca": "sha256:00"})",
       "j");
   ASSERT_FALSE(ca);
+}
+
+TEST(RotationJournal, AnUpgradeKeepsItsBinary) {
+  testing::UnitTempDir dir;
+  const std::string path = rollingJournalPath(dir.path() + "/fleet.toml");
+  ASSERT_TRUE(saveRotationJournal(path, {.kind = RotationKind::kUpgrade,
+                                         .step = RotationStep::kUpgrade,
+                                         .started_at = "2026-01-31T12:00:00Z",
+                                         .done = {"m2"},
+                                         .etcd_binary = "/opt/etcd-3.5/etcd"}));
+  auto back = loadRotationJournal(path);
+  ASSERT_TRUE(back && *back) << (back ? "" : back.error().message);
+  EXPECT_EQ((*back)->kind, RotationKind::kUpgrade);
+  EXPECT_EQ((*back)->etcd_binary, "/opt/etcd-3.5/etcd");
+  EXPECT_EQ(describeRotation(**back),
+            "an upgrade to /opt/etcd-3.5/etcd (started 2026-01-31T12:00:00Z; done: m2)");
+  EXPECT_EQ(resumeCommand(RotationKind::kUpgrade), "etcd-fleet upgrade");
+  auto nameless = parseRotationJournal(
+      R"({"version": 1, "kind": "upgrade", "step": "upgrade", "started_at": "2026-01-31T12:00:00Z"})",
+      "/p/rolling.json");
+  ASSERT_FALSE(nameless);
+  EXPECT_NE(nameless.error().message.find("an upgrade names no \"etcd_binary\""), std::string::npos)
+      << nameless.error().message;
+  auto restart_step = parseRotationJournal(
+      R"({"version": 1, "kind": "restart", "step": "upgrade", "started_at": "2026-01-31T12:00:00Z"})",
+      "/p/rolling.json");
+  ASSERT_FALSE(restart_step);
 }
 
 TEST(RotationJournal, OneFlowIsRefusedWhileAnotherIsInProgressAndGoesOnWithItsOwn) {
