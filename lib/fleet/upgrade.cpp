@@ -54,7 +54,8 @@ class Upgrade {
       check.set_check_only(true);
       auto checked = (*agent)->startMemberWith(check);
       if (!checked) {
-        return fail(Errc::kFailedPrecondition,
+        // The code is kept: an agent that does not answer is not a refusal (exit code 2).
+        return fail(checked.error().code,
                     describeMember(m) + ": " + checked.error().message +
                         " (every host needs the binary at the same path; no member was touched)");
       }

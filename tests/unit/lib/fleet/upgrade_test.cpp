@@ -123,6 +123,13 @@ TEST_F(Upgrade, ABinaryMissingOnOneHostOrADowngradeTouchesNoMemberAndLeavesNoJou
   ASSERT_FALSE(mixed);
   EXPECT_THAT(mixed.error().message, HasSubstr("one minor version on every host"));
 
+  hosts[1]->up = false;
+  auto unreachable = upgrade();
+  ASSERT_FALSE(unreachable);
+  EXPECT_EQ(unreachable.error().code, Errc::kUnavailable) << unreachable.error().message;
+  EXPECT_THAT(unreachable.error().message, HasSubstr("member m2 (127.0.0.12:2378)"));
+  hosts[1]->up = true;
+
   auto relative = upgrade("etcd");
   ASSERT_FALSE(relative);
   EXPECT_EQ(relative.error().code, Errc::kInvalidArgument);
