@@ -206,6 +206,17 @@ Result<std::vector<MemberStepDone>> rollThroughMembers(const Env& env,
   return Roll(env, request, journal, step_title, step).run();
 }
 
+Result<v1::AgentStatus> stopMemberForStep(const AgentApi& agent) {
+  auto stopped = agent.stopMember();
+  if (!stopped) return fail(stopped.error().context("stopping its etcd"));
+  if (stopped->phase() != v1::MEMBER_PHASE_STOPPED) {
+    return fail(Errc::kFailedPrecondition,
+                "agent " + agent.address() + " answered the stop, but its member is " +
+                    memberPhaseName(stopped->phase()) + " (" + stopped->status_line() + ")");
+  }
+  return stopped;
+}
+
 Result<RollingJournal> openRollingJournal(const Env& env, const Inventory& inventory,
                                           RotationKind kind, RotationStep step,
                                           const std::string& what, const std::string& etcd_binary) {

@@ -69,6 +69,10 @@ Result<RollingJournal> openRollingJournal(const Env& env, const Inventory& inven
                                           const std::string& what,
                                           const std::string& etcd_binary = {});
 
+// A step's StopMember (rolling restart, upgrade): the member's etcd stopped, as its agent answers,
+// or the error ("stopping its etcd: ...", or the phase the agent reports instead).
+Result<v1::AgentStatus> stopMemberForStep(const AgentApi& agent);
+
 // Runs `step` for each member `journal` does not name as done, in the order above, recording each
 // in `journal` (saved) once it is healthy again. Errors: a member that is not healthy before a
 // step, or fails its step or its health wait, ends the flow with "member NAME (ADDR): ..." and

@@ -9,13 +9,7 @@ namespace {
 Result<std::string> restartMember(const AgentApi& agent) {
   auto before = agent.status();
   if (!before) return fail(before.error());
-  auto stopped = agent.stopMember();
-  if (!stopped) return fail(stopped.error().context("stopping its etcd"));
-  if (stopped->phase() != v1::MEMBER_PHASE_STOPPED) {
-    return fail(Errc::kFailedPrecondition,
-                "agent " + agent.address() + " answered the stop, but its member is " +
-                    memberPhaseName(stopped->phase()) + " (" + stopped->status_line() + ")");
-  }
+  if (auto stopped = stopMemberForStep(agent); !stopped) return fail(stopped.error());
   auto started = agent.startMember();
   if (!started) {
     return fail(started.error().code,

@@ -84,13 +84,7 @@ class Upgrade {
     if (before->etcd_binary() == request_.etcd_binary && before->etcd_version() == version_) {
       return "runs " + request_.etcd_binary + " (etcd " + version_ + ") already: not restarted";
     }
-    auto stopped = agent.stopMember();
-    if (!stopped) return fail(stopped.error().context("stopping its etcd"));
-    if (stopped->phase() != v1::MEMBER_PHASE_STOPPED) {
-      return fail(Errc::kFailedPrecondition,
-                  "agent " + agent.address() + " answered the stop, but its member is " +
-                      memberPhaseName(stopped->phase()) + " (" + stopped->status_line() + ")");
-    }
+    if (auto stopped = stopMemberForStep(agent); !stopped) return fail(stopped.error());
     v1::StartMemberRequest start;
     start.set_etcd_binary(request_.etcd_binary);
     auto started = agent.startMemberWith(start);

@@ -130,6 +130,14 @@ class Rolling : public ::testing::Test {
     }
   }
 
+  // Every member's etcd is the process it was (a refused command touched none).
+  void expectNoneRestarted(const std::map<std::string, int>& pids) {
+    for (std::size_t i = 0; i < fleet_->size(); ++i) {
+      auto s = statusOf(fleet_->agent(i));
+      EXPECT_EQ(s.etcd_pid(), pids.at(s.member_name())) << "restarted although refused";
+    }
+  }
+
   // The line of `text` that contains `what` ("" when none).
   static std::string lineOf(const std::string& text, const std::string& what) {
     const auto at = text.find(what);
@@ -188,10 +196,7 @@ TEST_F(Rolling, RestartRestartsEveryEtcdLeaderLastAndLosesNoAcknowledgedWrite) {
   EXPECT_THAT(refused.err, HasSubstr("rolling-restart is refused: a certificate rotation"));
   EXPECT_THAT(refused.err, HasSubstr("finish it first with `etcd-fleet certs rotate`"));
   std::filesystem::remove(pki + "/rotation.json");
-  for (std::size_t i = 0; i < fleet_->size(); ++i) {
-    auto s = statusOf(fleet_->agent(i));
-    EXPECT_EQ(s.etcd_pid(), pids[s.member_name()]) << "restarted although refused";
-  }
+  expectNoneRestarted(pids);
 
   const std::string old_leader = leader();
   ASSERT_FALSE(old_leader.empty());
@@ -261,10 +266,7 @@ TEST_F(Rolling, UpgradeStartsEveryEtcdWithTheNewBinaryLeaderLastAndItsAgentKeeps
   EXPECT_THAT(refused.err, HasSubstr("/bin/true cannot run as member \""));
   EXPECT_THAT(refused.err, HasSubstr("no member was touched"));
   EXPECT_FALSE(exists(fleet_->dir() + "/rolling.json"));
-  for (std::size_t i = 0; i < fleet_->size(); ++i) {
-    auto s = statusOf(fleet_->agent(i));
-    EXPECT_EQ(s.etcd_pid(), pids[s.member_name()]) << "restarted although refused";
-  }
+  expectNoneRestarted(pids);
 
   const std::string old_leader = leader();
   ASSERT_FALSE(old_leader.empty());
