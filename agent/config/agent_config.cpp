@@ -199,6 +199,15 @@ void readSnapshot(TomlChecker& check, const toml::table& root, const MemberConfi
                 "(one agent, elected through etcd, snapshots the cluster), got \"" +
                     scope + "\"");
   }
+  std::string compress = "none";
+  snapshot.string("compress", compress);
+  if (compress == "zstd") {
+    out.compress = SnapshotCompression::kZstd;
+  } else if (compress != "none") {
+    check.error(
+        snapshot.at("compress"), "snapshot.compress",
+        "expected \"zstd\" (keep snapshots as NAME.db.zst) or \"none\", got \"" + compress + "\"");
+  }
   std::int64_t keep_copies = out.keep_copies;
   snapshot.integer("keep_copies", keep_copies);
   if (keep_copies < 0 || keep_copies > 1000) {

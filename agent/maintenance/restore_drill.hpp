@@ -5,6 +5,7 @@
 //
 //   1. `etcdctl snapshot restore` into <data_root>/drill/<member>-XXXXXX/data (a member named
 //      "drill" on free loopback ports, its own cluster token: it can never join the real cluster);
+//      a compressed snapshot (NAME.db.zst) is decompressed into that directory first, off the loop;
 //   2. etcd started on that data dir, listening on 127.0.0.1 only;
 //   3. once it answers: its revision must be the snapshot's (the record's, from the bbolt file)
 //      and a read of the key space must succeed (the keys are counted, a few are read);
@@ -94,7 +95,8 @@ class RestoreDrill final : public SnapshotDrills {
 
  private:
   struct Active;
-  void keepLine(const std::string& line);  // the running child's output, its last lines kept
+  void restore(const std::string& snapshot);  // step 1, of a plain snapshot file
+  void keepLine(const std::string& line);     // the running child's output, its last lines kept
   void restored(ExitStatus status);
   void poll();
   void finish(std::optional<std::string> error);

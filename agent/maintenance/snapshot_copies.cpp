@@ -20,11 +20,13 @@ bool newestFirst(const v1::SnapshotRecord& a, const v1::SnapshotRecord& b) {
   return a.taken_at() != b.taken_at() ? a.taken_at() > b.taken_at() : a.name() > b.name();
 }
 
-// "m2-20261204T020000Z.db", "m2-20261204T020000Z-2.db": what SnapshotDir::newStem makes.
+// "m2-20261204T020000Z.db", "m2-20261204T020000Z-2.db", "m2-20261204T020000Z.db.zst": what
+// SnapshotDir::newStem makes.
 bool snapshotNameOf(const std::string& name, const std::string& member) {
-  if (!name.starts_with(member + "-") || !name.ends_with(".db")) return false;
-  const std::string_view stem =
-      std::string_view(name).substr(member.size() + 1, name.size() - member.size() - 4);
+  std::string_view plain(name);
+  if (plain.ends_with(".zst")) plain.remove_suffix(4);
+  if (!plain.starts_with(member + "-") || !plain.ends_with(".db")) return false;
+  const std::string_view stem = plain.substr(member.size() + 1, plain.size() - member.size() - 4);
   return !stem.empty() && stem.find_first_not_of("0123456789TZ-") == std::string_view::npos;
 }
 
@@ -58,7 +60,7 @@ Result<void> checkCopyOffer(const v1::SnapshotRecord& offered, const std::string
   if (!snapshotNameOf(offered.name(), member)) {
     return fail(Errc::kInvalidArgument, "\"" + offered.name() +
                                             "\" is not a snapshot name of member " + member + " (" +
-                                            member + "-<UTC time>.db)");
+                                            member + "-<UTC time>.db[.zst])");
   }
   if (offered.size() <= 32 || offered.sha256().size() != 64 ||
       offered.sha256().find_first_not_of("0123456789abcdef") != std::string::npos) {
@@ -117,31 +119,21 @@ Result<std::unique_ptr<CopyStore::Receiving>> CopyStore::receive(
 }
 
 Result<void> CopyStore::Receiving::write(std::string_view chunk) {
-  if (received_ + chunk.size() > offered_.size()) {
+  if (auto taken = intake_.update(chunk); !taken) {
     file_.abort();
-    return fail(Errc::kInvalidArgument, "the copy is longer than the " +
-                                            std::to_string(offered_.size()) +
-                                            " bytes its record announced");
+    return fail(Errc::kInvalidArgument, "the copy is damaged: " + taken.error().message);
   }
-  digest_.update(chunk);
-  received_ += chunk.size();
   return file_.write(chunk);
 }
 
 Result<v1::SnapshotRecord> CopyStore::Receiving::commit() {
-  if (received_ != offered_.size()) {
+  if (auto whole = intake_.finish(); !whole) {
     file_.abort();
-    return fail(Errc::kInvalidArgument, "the copy ended after " + std::to_string(received_) +
-                                            " of the " + std::to_string(offered_.size()) +
-                                            " bytes its record announced");
+    return fail(Errc::kInvalidArgument, "the copy is damaged: " + whole.error().message);
   }
-  if (auto trailer = digest_.finish(); !trailer) {
+  if (intake_.sha256Hex() != offered_.sha256()) {
     file_.abort();
-    return fail(Errc::kInvalidArgument, "the copy is damaged: " + trailer.error().message);
-  }
-  if (digest_.fileSha256Hex() != offered_.sha256()) {
-    file_.abort();
-    return fail(Errc::kInvalidArgument, "the copy's sha256 is " + digest_.fileSha256Hex() +
+    return fail(Errc::kInvalidArgument, "the copy's sha256 is " + intake_.sha256Hex() +
                                             ", its record says " + offered_.sha256());
   }
   if (auto done = file_.commit(); !done) return fail(done.error());

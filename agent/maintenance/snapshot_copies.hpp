@@ -20,7 +20,7 @@
 #include "agent/maintenance/snapshot_dir.hpp"
 #include "common/durable_file.hpp"
 #include "common/error.hpp"
-#include "common/snapshot_digest.hpp"
+#include "common/snapshot_intake.hpp"
 #include "etcdagent/v1/agent.pb.h"
 
 namespace etcdagent::agent {
@@ -61,12 +61,14 @@ class CopyStore {
    private:
     friend class CopyStore;
     Receiving(const CopyStore& store, v1::SnapshotRecord offered, DurableFile file)
-        : store_(store), offered_(std::move(offered)), file_(std::move(file)) {}
+        : store_(store),
+          offered_(std::move(offered)),
+          file_(std::move(file)),
+          intake_(zstdName(offered_.name()), offered_.size()) {}
     const CopyStore& store_;
     v1::SnapshotRecord offered_;
     DurableFile file_;
-    SnapshotDigest digest_;
-    std::uint64_t received_ = 0;
+    SnapshotIntake intake_;  // a compressed copy is checked as it decompresses
   };
   // Starts receiving `offered` (checked with checkCopyOffer first): its member's directory made
   // (0700), room for it checked.

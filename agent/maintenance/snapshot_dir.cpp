@@ -17,13 +17,20 @@ namespace fs = std::filesystem;
 
 constexpr std::string_view kDb = ".db";
 constexpr std::string_view kBad = ".bad";
+constexpr std::string_view kZst = ".zst";
 constexpr std::string_view kRecord = ".json";
-constexpr std::string_view kPart = ".db.part";
+constexpr std::string_view kPart = ".part";
 
-// NAME.db -> NAME.json, NAME.bad -> NAME.bad.json.
+// NAME.db.zst -> NAME.db, NAME.bad.zst -> NAME.bad: the name as if it were not compressed.
+std::string_view plainName(std::string_view name) {
+  return name.ends_with(kZst) ? name.substr(0, name.size() - kZst.size()) : name;
+}
+
+// NAME.db[.zst] -> NAME.json, NAME.bad[.zst] -> NAME.bad.json.
 std::string recordName(const std::string& name) {
-  if (name.ends_with(kDb)) return name.substr(0, name.size() - kDb.size()) + std::string(kRecord);
-  return name + std::string(kRecord);
+  std::string_view plain = plainName(name);
+  if (plain.ends_with(kDb)) plain.remove_suffix(kDb.size());
+  return std::string(plain) + std::string(kRecord);
 }
 
 bool newestFirst(const v1::SnapshotRecord& a, const v1::SnapshotRecord& b) {
@@ -68,10 +75,11 @@ std::string SnapshotDir::newStem(std::chrono::system_clock::time_point t) const 
   std::string stem = base;
   for (int n = 2; n < 1000; ++n) {
     std::error_code ec;
-    if (!fs::exists(file(stem + std::string(kDb)), ec) &&
-        !fs::exists(file(stem + std::string(kBad)), ec)) {
-      break;
+    bool taken = false;
+    for (std::string_view suffix : {".db", ".db.zst", ".bad", ".bad.zst"}) {
+      taken = taken || fs::exists(file(stem + std::string(suffix)), ec);
     }
+    if (!taken) break;
     stem = base + "-" + std::to_string(n);
   }
   return stem;
@@ -87,16 +95,17 @@ Result<SnapshotListing> SnapshotDir::list() const {
   for (const auto& entry : it) {
     const std::string name = entry.path().filename().string();
     if (!name.starts_with(prefix)) continue;  // another member's, on a shared host
+    const std::string_view plain = plainName(name);
     if (name.ends_with(kPart)) {
       out.parts.push_back(name);
-    } else if (name.ends_with(kDb)) {
+    } else if (plain.ends_with(kDb)) {
       auto record = readRecord(file(recordName(name)), name);
       if (record) {
         out.good.push_back(std::move(*record));
       } else {
         out.unrecorded.push_back(name);
       }
-    } else if (name.ends_with(kBad)) {
+    } else if (plain.ends_with(kBad)) {
       auto record = readRecord(file(recordName(name)), name);
       if (!record) {
         record = v1::SnapshotRecord{};
@@ -118,8 +127,10 @@ Result<void> SnapshotDir::record(const v1::SnapshotRecord& record) const {
 
 Result<v1::SnapshotRecord> SnapshotDir::setAside(v1::SnapshotRecord record) const {
   const std::string& name = record.name();
+  std::string_view stem = plainName(name);
+  if (stem.ends_with(kDb)) stem.remove_suffix(kDb.size());
   const std::string bad =
-      (name.ends_with(kDb) ? name.substr(0, name.size() - kDb.size()) : name) + std::string(kBad);
+      std::string(stem) + std::string(kBad) + (name.ends_with(kZst) ? std::string(kZst) : "");
   if (::rename(file(name).c_str(), file(bad).c_str()) != 0 && errno != ENOENT) {
     return fail(Errc::kIo, "cannot rename " + file(name) + " to " + bad + ": " + errnoText(errno));
   }

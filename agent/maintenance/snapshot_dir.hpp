@@ -5,14 +5,18 @@
 // member's name, and each agent only lists, rotates and removes its own.
 //
 //   m1-20261204T020000Z.db        a verified snapshot (etcd's stream: bbolt file + sha256 trailer)
+//   m1-20261204T020000Z.db.zst    the same, zstd-compressed ([snapshot] compress = "zstd")
 //   m1-20261204T020000Z.json      its record (v1::SnapshotRecord in protobuf's JSON mapping)
 //   m1-20261204T020000Z.bad       one that failed its verification, kept aside for a human
+//                                 (.bad.zst when it was compressed)
 //   m1-20261204T020000Z.bad.json  its record, `error` saying why
-//   m1-20261204T020000Z.db.part   being written (a crash leaves it; the next scan removes it)
+//   m1-20261204T020000Z.db.part   being written (a crash leaves it; the next scan removes it), as
+//   m1-20261204T020000Z.db.zst.part   its compressed copy is
 //
 // Blocking file I/O: the agent calls it off its loop.
 
 #include <chrono>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -21,13 +25,16 @@
 
 namespace etcdagent::agent {
 
+// How new snapshots are kept: NAME.db, or NAME.db.zst ([snapshot] compress = "zstd").
+enum class SnapshotCompression : std::uint8_t { kNone, kZstd };
+
 struct SnapshotListing {
   std::vector<v1::SnapshotRecord> good;  // newest first
   std::vector<v1::SnapshotRecord> bad;   // newest first
-  // NAME.db without its record: the agent stopped between the rename and the record. Verified
-  // again by the next scan.
+  // NAME.db[.zst] without its record: the agent stopped between the rename and the record.
+  // Verified again by the next scan.
   std::vector<std::string> unrecorded;
-  std::vector<std::string> parts;  // NAME.db.part: writes that never finished
+  std::vector<std::string> parts;  // NAME*.part: writes that never finished
 };
 
 class SnapshotDir {
@@ -46,10 +53,10 @@ class SnapshotDir {
   [[nodiscard]] std::string file(const std::string& name) const { return path_ + "/" + name; }
 
   [[nodiscard]] Result<SnapshotListing> list() const;
-  // Writes NAME.json for a verified NAME.db (record.name).
+  // Writes NAME.json for a verified NAME.db or NAME.db.zst (record.name).
   [[nodiscard]] Result<void> record(const v1::SnapshotRecord& record) const;
-  // Renames NAME.db to NAME.bad and writes NAME.bad.json with `record` (its error set); returns
-  // the record as written (name NAME.bad).
+  // Renames NAME.db to NAME.bad (NAME.db.zst to NAME.bad.zst) and writes NAME.bad.json with
+  // `record` (its error set); returns the record as written (name NAME.bad[.zst]).
   [[nodiscard]] Result<v1::SnapshotRecord> setAside(v1::SnapshotRecord record) const;
   // Removes a snapshot and its record (a missing one is fine).
   [[nodiscard]] Result<void> remove(const std::string& name) const;

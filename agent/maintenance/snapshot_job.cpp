@@ -10,6 +10,8 @@
 #include "common/durable_file.hpp"
 #include "common/file_util.hpp"
 #include "common/snapshot_digest.hpp"
+#include "common/snapshot_intake.hpp"
+#include "common/zstd_stream.hpp"
 #include "etcd/snapshot/status.hpp"
 #include "etcd/snapshot_stream.hpp"
 
@@ -28,10 +30,10 @@ using namespace std::chrono_literals;
 
 constexpr auto kStreamDeadline = 30min;
 
-// Streams the member's snapshot into NAME.db (through NAME.db.part): fsynced and renamed only
-// when the whole stream came and its sha256 trailer matched.
-Result<void> streamInto(const std::string& path, const SnapshotTarget& target,
-                        std::stop_token stop) {
+// Streams the member's snapshot into NAME.db.part: whole, its sha256 trailer matched, not
+// committed yet (the caller renames it to NAME.db, or keeps a compressed copy instead).
+Result<DurableFile> streamInto(const std::string& path, const SnapshotTarget& target,
+                               std::stop_token stop) {
   auto client = clientFor(target);
   if (!client) return fail(client.error());
   auto file = DurableFile::create(path, 0600);
@@ -49,12 +51,40 @@ Result<void> streamInto(const std::string& path, const SnapshotTarget& target,
         return file->write(chunk);
       },
       kStreamDeadline);
-  if (!streamed) return streamed;
+  if (!streamed) return fail(streamed.error());
   if (stop.stop_requested()) return fail(Errc::kCancelled, "the agent is stopping");
   if (auto r = digest.finish(); !r) {
     return fail(r.error().context("the stream from " + target.endpoint));
   }
-  return file->commit();
+  return std::move(*file);
+}
+
+// Keeps the verified snapshot at `plain` (its `record`) as NAME.db.zst: compressed through
+// NAME.db.zst.part, read back and decompressed to the snapshot's size and sha256, fsynced and
+// renamed. Sets record.name; the caller drops the plain file.
+Result<void> compressInto(const SnapshotDir& dir, const std::string& plain,
+                          v1::SnapshotRecord& record, std::stop_token stop) {
+  const std::string name = record.name() + ".zst";
+  auto file = DurableFile::create(dir.file(name), 0600);
+  if (!file) return fail(file.error());
+  auto compressed = compressFile(
+      plain, kZstdLevel, [&](std::string_view bytes) { return file->write(bytes); }, stop);
+  if (!compressed) return compressed;
+  SnapshotIntake check(true, record.size());
+  auto read = streamFile(
+      file->partPath(), 1 << 20, [&](std::string_view bytes) { return check.update(bytes); }, stop);
+  if (read) read = check.finish();
+  if (read && check.sha256Hex() != record.sha256()) {
+    read = fail(Errc::kInternal,
+                "sha256 " + check.sha256Hex() + ", the snapshot's is " + record.sha256());
+  }
+  if (!read) {
+    return fail(read.error().code, "the compressed copy does not read back as the snapshot (" +
+                                       read.error().message + ")");
+  }
+  if (auto r = file->commit(); !r) return r;
+  record.set_name(name);
+  return {};
 }
 
 // Records a verified snapshot, or sets a failed one aside; the outcome says which.
@@ -107,8 +137,11 @@ void retain(const SnapshotDir& dir, const RetentionPolicy& policy, SnapshotOutco
 }  // namespace
 
 Result<void> verifySnapshotInto(const std::string& path, v1::SnapshotRecord& record) {
-  // Mapped, not copied: a member's database may be gigabytes.
-  auto file = MappedFile::open(path);
+  // Mapped, not copied: a member's database may be gigabytes. A compressed one is decompressed
+  // beside it into a file without a name, for as long as the check runs.
+  auto file = zstdName(path)
+                  ? inflateToTemp(path, std::filesystem::path(path).parent_path().string())
+                  : MappedFile::open(path);
   if (!file) return fail(file.error());
   const std::string_view bytes = file->bytes();
   // One pass: etcd's trailer (the agent's files always have one) and the whole file's sha256.
@@ -132,6 +165,7 @@ Result<void> verifySnapshotInto(const std::string& path, v1::SnapshotRecord& rec
 
 SnapshotOutcome takeSnapshot(const SnapshotDir& dir, const std::string& cluster_token,
                              const SnapshotTarget& target, const RetentionPolicy& policy,
+                             SnapshotCompression compression,
                              std::chrono::system_clock::time_point now, std::stop_token stop) {
   SnapshotOutcome out;
   out.attempted = true;
@@ -144,15 +178,40 @@ SnapshotOutcome takeSnapshot(const SnapshotDir& dir, const std::string& cluster_
     out.error = r.error().message;
   } else {
     record.set_name(dir.newStem(now) + ".db");
-    if (auto s = streamInto(dir.file(record.name()), target, stop); !s) {
-      out.record = record;
-      out.error = s.error().message + " (nothing was kept)";
-    } else {
+    auto plain = streamInto(dir.file(record.name()), target, stop);
+    auto elapsed = [&] {
       record.set_duration_ms(
           static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
                                          std::chrono::steady_clock::now() - started)
                                          .count()));
-      settle(dir, std::move(record), out);
+    };
+    if (!plain) {
+      out.record = record;
+      out.error = plain.error().message + " (nothing was kept)";
+    } else if (compression == SnapshotCompression::kZstd &&
+               verifySnapshotInto(plain->partPath(), record)) {
+      // Verified where it was written; what is kept is the compressed copy. If that cannot be
+      // made, the plain snapshot is kept instead: a snapshot is never lost to its compression.
+      if (auto z = compressInto(dir, plain->partPath(), record, stop); z) {
+        plain->abort();
+        elapsed();
+        if (auto recorded = dir.record(record); !recorded) {
+          out.error = "verified, but its record could not be written: " + recorded.error().message;
+        }
+        out.record = record;
+      } else {
+        out.notes.push_back("could not compress " + dir.file(record.name()) + " (" +
+                            z.error().message + "): kept uncompressed");
+      }
+    }
+    if (plain && plain->open()) {
+      if (auto c = plain->commit(); !c) {
+        out.record = record;
+        out.error = c.error().message + " (nothing was kept)";
+      } else {
+        elapsed();
+        settle(dir, std::move(record), out);
+      }
     }
   }
   retain(dir, policy, out);

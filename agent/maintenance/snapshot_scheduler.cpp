@@ -35,8 +35,9 @@ void WorkerSnapshotJobs::take(const SnapshotSource& source, TimePoint now,
                               std::function<void(SnapshotOutcome)> done) {
   worker_.run(
       [dir = SnapshotDir(settings_.dir, source.cluster_token, member_), source,
-       policy = settings_.retention, now](const std::stop_token& stop) {
-        return takeSnapshot(dir, source.cluster_token, source.target, policy, now, stop);
+       policy = settings_.retention, compress = settings_.compress,
+       now](const std::stop_token& stop) {
+        return takeSnapshot(dir, source.cluster_token, source.target, policy, compress, now, stop);
       },
       std::move(done));
 }

@@ -8,6 +8,7 @@
 #include "agent/maintenance/retention.hpp"
 #include "agent/maintenance/schedule.hpp"
 #include "agent/maintenance/snapshot_copies.hpp"
+#include "agent/maintenance/snapshot_dir.hpp"
 #include "agent/maintenance/snapshot_upload.hpp"
 
 namespace etcdagent::agent {
@@ -22,7 +23,8 @@ struct SnapshotSettings {
   // "after-snapshot": drill_each, the calendar schedule then off).
   SnapshotSchedule drill;
   bool drill_each = false;
-  UploadSettings upload;  // upload_command, upload_timeout
+  UploadSettings upload;                                      // upload_command, upload_timeout
+  SnapshotCompression compress = SnapshotCompression::kNone;  // compress = "zstd" | "none"
   // Copies through the fleet's other agents (snapshot_copier.hpp, snapshot_copies.hpp): whether
   // this agent pushes its snapshots to them, and how many of each other member it keeps (0: none,
   // refused).

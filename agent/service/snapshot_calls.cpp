@@ -26,7 +26,8 @@ grpc::Status noScheduler() {
 // A name ListSnapshots gave: the member's own file, no directory part.
 bool listedName(const std::string& name, const std::string& member) {
   return name.starts_with(member + "-") && name.find('/') == std::string::npos &&
-         (name.ends_with(".db") || name.ends_with(".bad"));
+         (name.ends_with(".db") || name.ends_with(".bad") || name.ends_with(".db.zst") ||
+          name.ends_with(".bad.zst"));
 }
 
 }  // namespace

@@ -98,14 +98,18 @@ Result<MappedFile> MappedFile::open(const std::string& path) {
     return fail(err == ENOENT ? Errc::kNotFound : Errc::kIo,
                 "cannot open " + path + ": " + errnoText(err));
   }
+  return of(fd, path);
+}
+
+Result<MappedFile> MappedFile::of(const UniqueFd& fd, const std::string& name) {
   struct stat st {};
   if (::fstat(fd.get(), &st) != 0)
-    return fail(Errc::kIo, "cannot stat " + path + ": " + errnoText(errno));
-  if (!S_ISREG(st.st_mode)) return fail(Errc::kInvalidArgument, path + " is not a regular file");
+    return fail(Errc::kIo, "cannot stat " + name + ": " + errnoText(errno));
+  if (!S_ISREG(st.st_mode)) return fail(Errc::kInvalidArgument, name + " is not a regular file");
   const auto size = static_cast<std::size_t>(st.st_size);
   if (size == 0) return MappedFile(nullptr, 0);
   void* data = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd.get(), 0);
-  if (data == MAP_FAILED) return fail(Errc::kIo, "cannot read " + path + ": " + errnoText(errno));
+  if (data == MAP_FAILED) return fail(Errc::kIo, "cannot read " + name + ": " + errnoText(errno));
   return MappedFile(data, size);
 }
 

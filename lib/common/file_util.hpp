@@ -70,6 +70,9 @@ class MappedFile {
   // kNotFound when `path` does not exist, kInvalidArgument when it is not a regular file, kIo
   // otherwise; each message names the file. An empty file maps to no bytes.
   static Result<MappedFile> open(const std::string& path);
+  // The file open as `fd` (read from its start to its size now; `name` in the messages). The
+  // mapping outlives the descriptor: an unlinked temporary file stays until the mapping goes.
+  static Result<MappedFile> of(const UniqueFd& fd, const std::string& name);
   MappedFile(MappedFile&& o) noexcept;
   MappedFile& operator=(MappedFile&& o) noexcept;
   MappedFile(const MappedFile&) = delete;

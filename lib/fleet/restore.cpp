@@ -13,6 +13,7 @@
 #include "common/encoding.hpp"
 #include "common/file_util.hpp"
 #include "common/snapshot_digest.hpp"
+#include "common/zstd_stream.hpp"
 #include "fleet/fan_out.hpp"
 
 namespace etcdagent::fleet {
@@ -53,6 +54,11 @@ Result<LocalSnapshot> checkLocalSnapshot(const std::string& path, std::string_vi
   std::unique_ptr<void, std::function<void(void*)>> unmap(map,
                                                           [size](void* p) { ::munmap(p, size); });
   const std::string_view bytes(static_cast<const char*>(map), size);
+  if (startsWithZstdFrame(bytes)) {
+    return refuse("it is zstd-compressed (an agent's NAME.db.zst). Decompress it first: zstd -d " +
+                  path +
+                  ", or etcd-fleet snapshot fetch NAME FILE.db, which decompresses it on the way");
+  }
   // One pass: etcd's trailer, and the sha256 the agents check the upload against.
   SnapshotDigest digest;
   digest.update(bytes);

@@ -4,7 +4,7 @@
 #include <optional>
 
 #include "common/durable_file.hpp"
-#include "common/snapshot_digest.hpp"
+#include "common/snapshot_intake.hpp"
 #include "fleet/fan_out.hpp"
 
 namespace etcdagent::fleet {
@@ -77,28 +77,44 @@ Result<v1::SnapshotRecord> fetchSnapshotTo(
     const std::function<void(std::uint64_t, std::uint64_t)>& progress) {
   auto file = DurableFile::create(path, 0600);
   if (!file) return fail(file.error());
-  SnapshotDigest digest;
+  // The record is known with the first chunk: whether the stored file is compressed, the size of
+  // the snapshot it holds.
+  std::optional<SnapshotIntake> intake;
+  bool keep_compressed = false;
   auto record = agent.fetchSnapshot(
       name, [&](std::string_view chunk, const v1::SnapshotRecord& r) -> Result<void> {
-        digest.update(chunk);
-        if (auto w = file->write(chunk); !w) return w;
-        if (progress) progress(digest.size(), r.size());
+        if (!intake) {
+          intake.emplace(zstdName(r.name()), r.size());
+          keep_compressed = zstdName(r.name()) && zstdName(path);
+        }
+        std::optional<Error> write_error;  // the disk's, not the snapshot's
+        auto write = [&](std::string_view bytes) -> Result<void> {
+          auto w = file->write(bytes);
+          if (!w) write_error = w.error();
+          return w;
+        };
+        if (auto taken = keep_compressed ? intake->update(chunk) : intake->update(chunk, write);
+            !taken) {
+          if (write_error) return fail(*write_error);
+          return fail(Errc::kIo, name + " from agent " + agent.address() + " is damaged (" +
+                                     taken.error().message + "); nothing was written to " + path);
+        }
+        if (keep_compressed) {
+          if (auto w = file->write(chunk); !w) return w;
+        }
+        if (progress) progress(intake->size(), r.size());
         return {};
       });
   if (!record) return fail(record.error());
-  if (digest.size() != record->size()) {
-    return fail(Errc::kIo, "agent " + agent.address() + " sent " + std::to_string(digest.size()) +
-                               " bytes of " + name + ", its record says " +
-                               std::to_string(record->size()) + "; nothing was written to " + path);
-  }
-  if (auto r = digest.finish(); !r) {
+  if (!intake) intake.emplace(zstdName(record->name()), record->size());
+  if (auto r = intake->finish(); !r) {
     return fail(Errc::kIo, name + " from agent " + agent.address() + " is damaged (" +
                                r.error().message + "); nothing was written to " + path);
   }
-  if (!record->sha256().empty() && digest.fileSha256Hex() != record->sha256()) {
+  if (!record->sha256().empty() && intake->sha256Hex() != record->sha256()) {
     return fail(Errc::kIo, name + " from agent " + agent.address() +
                                " is not the file the agent verified (sha256 " +
-                               digest.fileSha256Hex() + ", recorded " + record->sha256() +
+                               intake->sha256Hex() + ", recorded " + record->sha256() +
                                "); nothing was written to " + path);
   }
   if (auto r = file->commit(); !r) return fail(r.error());

@@ -46,8 +46,9 @@ Result<SnapshotChoice> pickSnapshot(const std::vector<HostSnapshots>& listings,
                                     const std::string& name);
 
 // Downloads the agent's snapshot `name` into `path`: NAME.part, checked as it arrives (etcd's
-// trailer; the whole file's sha256 against the record's), fsynced and renamed. `progress` gets the
-// bytes received and the record's size.
+// trailer; the whole file's sha256 against the record's), fsynced and renamed. A compressed one
+// (NAME.db.zst) is decompressed on the way, into the snapshot `etcdctl snapshot restore` reads,
+// unless `path` ends in .zst too. `progress` gets the snapshot's bytes received and its size.
 Result<v1::SnapshotRecord> fetchSnapshotTo(
     const AgentApi& agent, const std::string& name, const std::string& path,
     const std::function<void(std::uint64_t received, std::uint64_t size)>& progress = {});

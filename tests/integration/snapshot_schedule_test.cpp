@@ -151,6 +151,97 @@ TEST(SnapshotSchedule, EveryAgentTakesVerifiesRecordsAndRotatesItsSnapshots) {
   }
 }
 
+TEST(SnapshotSchedule, CompressedSnapshotsAreVerifiedCopiedDrilledAndReadByZstdAndEtcdctl) {
+  FleetHarness fleet({.first_host = 191,
+                      .extra_config = "[snapshot]\ninterval = \"2s\"\ncompress = \"zstd\"\n"
+                                      "drill = \"after-snapshot\"\nkeep_last = 2\n"
+                                      "keep_daily = 0\nkeep_weekly = 0\n"});
+  fleet.startAll();
+  auto boot = fleet.bootstrap();
+  ASSERT_EQ(boot.exit_code, 0) << boot.out << boot.err;
+  // Values that compress: the kept file must come out smaller than the snapshot it holds.
+  for (int i = 0; i < 20; ++i) {
+    auto put = fleet.fleet({"put", "zst/k" + std::to_string(i), std::string(2000, 'v')});
+    ASSERT_EQ(put.exit_code, 0) << put.err;
+  }
+  // m1's agent took, verified and drilled a compressed snapshot holding the 20 puts, and both
+  // other agents keep compressed copies of its snapshots.
+  AgentHarness& m1 = fleet.agent(0);
+  auto s = m1.waitFor(
+      [](const v1::AgentStatus& st) {
+        return st.snapshots().last_good_drill().revision() >= 21 &&
+               st.snapshots().copies().successes() >= 2;
+      },
+      90s);
+  const auto& drill = s.snapshots().last_good_drill();
+  ASSERT_TRUE(drill.ok()) << s.snapshots().DebugString();
+  EXPECT_TRUE(drill.snapshot().ends_with(".db.zst")) << drill.snapshot();
+  EXPECT_EQ(s.snapshots().drill_failures(), 0u) << s.snapshots().last_drill().error();
+  const v1::SnapshotRecord newest = s.snapshots().last_good();
+  ASSERT_TRUE(newest.name().ends_with(".db.zst")) << newest.DebugString();
+  for (std::size_t i = 1; i < fleet.size(); ++i) {
+    std::string copy;
+    EXPECT_TRUE(eventually(
+        [&] {
+          auto kept = fleet.agent(i).client().listSnapshots();
+          if (!kept) return false;
+          for (const auto& r : kept->copies()) {
+            if (r.member_name() == "m1" && r.verified()) copy = r.name();
+          }
+          return !copy.empty();
+        },
+        90s))
+        << "agent m" << i + 1;
+    EXPECT_TRUE(copy.ends_with(".db.zst")) << copy;
+  }
+
+  // Fetched, it is the plain snapshot etcdctl reads, byte for byte what zstd -d gives of the kept
+  // file; `snapshot status` reads the kept file itself as etcdctl reads the plain one.
+  const std::string dir = s.snapshots().dir();
+  const std::string kept = dir + "/" + newest.name();
+  TempDir out;
+  const std::string plain = out.path() + "/m1.db";
+  auto fetched = fleet.fleet({"snapshot", "fetch", newest.name(), plain});
+  ASSERT_EQ(fetched.exit_code, 0) << fetched.out << fetched.err;
+  EXPECT_EQ(fs::file_size(plain), newest.size());
+  EXPECT_LT(fs::file_size(kept), newest.size() / 2) << kept;
+  EXPECT_EQ(run({"sha256sum", plain}).out.substr(0, 64), newest.sha256());
+  const std::string by_zstd = out.path() + "/by-zstd.db";
+  auto unzstd = run({"zstd", "-q", "-d", kept, "-o", by_zstd});
+  ASSERT_EQ(unzstd.exit_code, 0) << unzstd.err;
+  EXPECT_EQ(readText(by_zstd), readText(plain));
+  auto reference = run({"etcdctl", "snapshot", "status", plain, "-w", "json"});
+  ASSERT_EQ(reference.exit_code, 0) << reference.err;
+  EXPECT_NE(reference.out.find("\"revision\":" + std::to_string(newest.revision())),
+            std::string::npos)
+      << reference.out;
+  auto ours = fleet.fleet({"snapshot", "status", kept, "-w", "json"});
+  ASSERT_EQ(ours.exit_code, 0) << ours.err;
+  EXPECT_EQ(ours.out, reference.out);
+  // Kept compressed on request.
+  auto still = fleet.fleet({"snapshot", "fetch", newest.name(), out.path() + "/m1.db.zst"});
+  ASSERT_EQ(still.exit_code, 0) << still.err;
+  EXPECT_EQ(readText(out.path() + "/m1.db.zst"), readText(kept));
+  // A compressed file is refused by restore with what to do.
+  auto restore = fleet.fleet({"restore", out.path() + "/m1.db.zst", "--yes"});
+  EXPECT_NE(restore.exit_code, 0);
+  EXPECT_NE(restore.err.find("it is zstd-compressed"), std::string::npos) << restore.err;
+
+  // At rest: compressed snapshots and their records only, nothing half-written.
+  ASSERT_EQ(m1.stop().exit_code, 0);
+  EXPECT_TRUE(snapshotsIn(dir, ".db").empty()) << dir;
+  EXPECT_TRUE(snapshotsIn(dir, ".part").empty()) << dir;
+  const auto kept_files = snapshotsIn(dir, ".db.zst");
+  EXPECT_GE(kept_files.size(), 1u) << dir;
+  EXPECT_LE(kept_files.size(), 2u) << dir;  // keep_last
+  for (const auto& name : kept_files) {
+    const v1::SnapshotRecord record =
+        recordOf(dir + "/" + name.substr(0, name.size() - std::string(".db.zst").size()) + ".json");
+    EXPECT_TRUE(record.verified()) << name;
+    EXPECT_EQ(record.name(), name);
+  }
+}
+
 TEST(SnapshotSchedule, ASnapshotDamagedOnDiskIsSetAsideAndReported) {
   TempDir tmp;
   AgentHarness agent(tmp.path(), {.extra_config = kEveryTwoSeconds});

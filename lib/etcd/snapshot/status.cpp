@@ -6,11 +6,13 @@
 #include <algorithm>
 #include <array>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <vector>
 
 #include "common/file_util.hpp"
 #include "common/snapshot_digest.hpp"
+#include "common/zstd_stream.hpp"
 
 namespace etcdagent::etcd {
 
@@ -55,7 +57,12 @@ Result<SnapshotFileCheck> checkSnapshotBytes(std::string_view bytes, const std::
 Result<SnapshotFileCheck> checkSnapshotFile(const std::string& path) {
   auto file = MappedFile::open(path);
   if (!file) return fail(file.error());
-  return checkSnapshotBytes(file->bytes(), path);
+  if (!startsWithZstdFrame(file->bytes())) return checkSnapshotBytes(file->bytes(), path);
+  // A compressed snapshot (the agents' [snapshot] compress = "zstd"): the snapshot it holds.
+  const char* tmp = std::getenv("TMPDIR");
+  auto plain = inflateToTemp(path, tmp != nullptr && *tmp != '\0' ? tmp : "/tmp");
+  if (!plain) return fail(plain.error());
+  return checkSnapshotBytes(plain->bytes(), path + " (decompressed)");
 }
 
 namespace {

@@ -42,7 +42,8 @@ struct SnapshotFileCheck {
 // On bytes in memory; `name` (the file) starts every error message.
 Result<SnapshotFileCheck> checkSnapshotBytes(std::string_view bytes, const std::string& name);
 
-// The same on a file, read once (mapped, not copied).
+// The same on a file, read once (mapped, not copied). A zstd-compressed file (an agent's
+// NAME.db.zst) is decompressed into an unnamed file in $TMPDIR (or /tmp) first, and checked so.
 Result<SnapshotFileCheck> checkSnapshotFile(const std::string& path);
 
 }  // namespace etcdagent::etcd

@@ -313,6 +313,17 @@ TEST(AgentConfig, SnapshotScopeIsTheMembersByDefaultOrTheClusters) {
                   "expected \"member\" (every agent snapshots its own member) or \"cluster\"");
 }
 
+TEST(AgentConfig, SnapshotsAreKeptUncompressedUnlessZstdIsAskedFor) {
+  auto cfg = parseAgentConfig("", "agent.toml", "m1");
+  ASSERT_TRUE(cfg);
+  EXPECT_EQ(cfg->snapshot.compress, SnapshotCompression::kNone);
+  auto zstd = parseAgentConfig("[snapshot]\ncompress = \"zstd\"\n", "agent.toml", "m1");
+  ASSERT_TRUE(zstd) << zstd.error().message;
+  EXPECT_EQ(zstd->snapshot.compress, SnapshotCompression::kZstd);
+  expectRefusedAt("[snapshot]\ncompress = \"gzip\"\n", "2:12",
+                  "expected \"zstd\" (keep snapshots as NAME.db.zst) or \"none\", got \"gzip\"");
+}
+
 TEST(AgentConfig, NospaceRecoveryAndTheDefragPolicyAreOnByDefault) {
   auto cfg = parseAgentConfig("", "agent.toml", "m1");
   ASSERT_TRUE(cfg);

@@ -11,6 +11,7 @@
 #include "common/encoding.hpp"
 #include "common/file_util.hpp"
 #include "common/snapshot_digest.hpp"
+#include "common/zstd_stream.hpp"
 #include "tests/mocks/snapshot_bytes.hpp"
 #include "tests/mocks/temp_dir.hpp"
 
@@ -118,6 +119,26 @@ TEST_F(Copies, TheNewestCopiesOfEachMemberStay) {
   EXPECT_EQ(filesOfM1(),
             (std::vector<std::string>{"m1-20261203T020000Z.db", "m1-20261203T020000Z.json",
                                       "m1-20261204T020000Z.db", "m1-20261204T020000Z.json"}));
+}
+
+TEST_F(Copies, ACompressedCopyIsCheckedAsItDecompressesAndKeptCompressed) {
+  const std::string scratch = tmp_.path() + "/scratch";
+  ASSERT_TRUE(writeFileAtomic(scratch, bytes_, 0600));
+  std::string z;
+  ASSERT_TRUE(compressFile(scratch, kZstdLevel, [&](std::string_view b) -> Result<void> {
+    z += b;
+    return {};
+  }));
+  auto kept = send(offer("m1-20261204T020000Z.db.zst"), z);
+  ASSERT_TRUE(kept) << kept.error().message;
+  EXPECT_EQ(kept->name(), "m1-20261204T020000Z.db.zst");
+  EXPECT_EQ(kept->size(), bytes_.size());
+  EXPECT_EQ(*readFile(tmp_.path() + "/copies/m1/m1-20261204T020000Z.db.zst"), z);
+  // Plain bytes offered under a compressed name: not zstd, refused.
+  auto plain = send(offer("m1-20261205T020000Z.db.zst"), bytes_);
+  ASSERT_FALSE(plain);
+  EXPECT_NE(plain.error().message.find("zstd: "), std::string::npos) << plain.error().message;
+  EXPECT_EQ(filesOfM1().size(), 2u);  // the first copy and its record
 }
 
 TEST_F(Copies, ADamagedOrIncompleteCopyIsRefusedAndLeavesNothing) {

@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include "common/file_util.hpp"
+#include "common/zstd_stream.hpp"
 #include "tests/mocks/snapshot_bytes.hpp"
 #include "tests/mocks/temp_dir.hpp"
 
@@ -25,6 +26,18 @@ std::string etcdSnapshotBytes() {
 
 void write(const std::string& path, const std::string& bytes) {
   std::ofstream(path, std::ios::binary) << bytes;
+}
+
+// `bytes` as `zstd` would keep them ([snapshot] compress = "zstd").
+std::string zstdOf(const std::string& scratch, const std::string& bytes) {
+  write(scratch, bytes);
+  std::string out;
+  EXPECT_TRUE(compressFile(scratch, kZstdLevel, [&](std::string_view b) -> Result<void> {
+    out += b;
+    return {};
+  }));
+  fs::remove(scratch);
+  return out;
 }
 
 class SnapshotJobFiles : public ::testing::Test {
@@ -116,11 +129,68 @@ TEST_F(SnapshotJobFiles, RetentionRemovesSnapshotsWithTheirRecordsAndKeepsTheNew
   EXPECT_EQ(out.listing.bad[0].name(), "m1-20261105T000000Z.bad");
 }
 
+TEST_F(SnapshotJobFiles, ACompressedSnapshotVerifiesAsTheSnapshotItHolds) {
+  v1::SnapshotRecord plain;
+  write(dir_.file("p.db"), good_);
+  ASSERT_TRUE(verifySnapshotInto(dir_.file("p.db"), plain));
+  write(dir_.file("m1-20261204T020000Z.db.zst"), zstdOf(tmp_.path() + "/scratch", good_));
+  v1::SnapshotRecord record;
+  auto r = verifySnapshotInto(dir_.file("m1-20261204T020000Z.db.zst"), record);
+  ASSERT_TRUE(r) << r.error().message;
+  // Size and sha256 are the snapshot's, as `zstd -d` gives it back.
+  EXPECT_EQ(record.size(), good_.size());
+  EXPECT_EQ(record.sha256(), plain.sha256());
+  EXPECT_EQ(record.revision(), 5);
+  EXPECT_EQ(record.hash(), plain.hash());
+  // The decompressed copy the check mapped left nothing behind.
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir_.path()), fs::directory_iterator()), 2);
+}
+
+TEST_F(SnapshotJobFiles, TheScanVerifiesCompressedSnapshotsAndSetsADamagedOneAsideCompressed) {
+  const std::string z = zstdOf(tmp_.path() + "/scratch", good_);
+  write(dir_.file("m1-20261201T000000Z.db.zst"), z);  // no record
+  std::string cut = z.substr(0, z.size() - 40);
+  write(dir_.file("m1-20261202T000000Z.db.zst"), cut);
+  write(dir_.file("m1-20261203T000000Z.db.zst.part"), z.substr(0, 10));
+  write(dir_.file("m1-20261203T000000Z.db.part"), good_);
+
+  auto out = scanSnapshots(dir_, {});
+  ASSERT_EQ(out.listing.good.size(), 1u);
+  EXPECT_EQ(out.listing.good[0].name(), "m1-20261201T000000Z.db.zst");
+  EXPECT_EQ(out.listing.good[0].size(), good_.size());
+  ASSERT_EQ(out.listing.bad.size(), 1u);
+  EXPECT_EQ(out.listing.bad[0].name(), "m1-20261202T000000Z.bad.zst");
+  EXPECT_NE(out.listing.bad[0].error().find("cannot decompress"), std::string::npos)
+      << out.listing.bad[0].error();
+  EXPECT_TRUE(fs::exists(dir_.file("m1-20261201T000000Z.json")));
+  EXPECT_TRUE(fs::exists(dir_.file("m1-20261202T000000Z.bad.json")));
+  EXPECT_FALSE(fs::exists(dir_.file("m1-20261203T000000Z.db.zst.part")));
+  EXPECT_FALSE(fs::exists(dir_.file("m1-20261203T000000Z.db.part")));
+  // Retention takes a compressed one with its record.
+  auto kept =
+      scanSnapshots(dir_, {.keep_last = 0, .keep_hourly = 0, .keep_daily = 0, .keep_weekly = 1});
+  ASSERT_EQ(kept.listing.good.size(), 1u);
+  v1::SnapshotRecord newer;
+  newer.set_name("m1-20261220T000000Z.db.zst");
+  newer.set_taken_at(1797724800);
+  write(dir_.file(newer.name()), z);
+  ASSERT_TRUE(verifySnapshotInto(dir_.file(newer.name()), newer));
+  ASSERT_TRUE(dir_.record(newer));
+  auto rotated =
+      scanSnapshots(dir_, {.keep_last = 1, .keep_hourly = 0, .keep_daily = 0, .keep_weekly = 0});
+  ASSERT_EQ(rotated.listing.good.size(), 1u);
+  EXPECT_EQ(rotated.listing.good[0].name(), newer.name());
+  EXPECT_FALSE(fs::exists(dir_.file("m1-20261201T000000Z.db.zst")));
+  EXPECT_FALSE(fs::exists(dir_.file("m1-20261201T000000Z.json")));
+}
+
 TEST_F(SnapshotJobFiles, NewNamesAreUniqueWithinOneSecond) {
   const auto t = std::chrono::system_clock::time_point(std::chrono::seconds(1796349600));
   EXPECT_EQ(dir_.newStem(t), "m1-20261204T020000Z");
   write(dir_.file("m1-20261204T020000Z.db"), good_);
   EXPECT_EQ(dir_.newStem(t), "m1-20261204T020000Z-2");
+  write(dir_.file("m1-20261204T020000Z-2.db.zst"), good_);
+  EXPECT_EQ(dir_.newStem(t), "m1-20261204T020000Z-3");
 }
 
 }  // namespace

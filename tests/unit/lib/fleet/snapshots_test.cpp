@@ -10,6 +10,7 @@
 #include "common/encoding.hpp"
 #include "common/file_util.hpp"
 #include "common/snapshot_digest.hpp"
+#include "common/zstd_stream.hpp"
 #include "tests/mocks/fleet_world.hpp"
 #include "tests/mocks/snapshot_bytes.hpp"
 
@@ -108,6 +109,36 @@ TEST_F(Snapshots, AFetchIsWrittenWholeAndCheckedAgainstTheRecord) {
   EXPECT_EQ(last_received, bytes_.size());
   EXPECT_EQ(*readFile(path), bytes_);
   EXPECT_FALSE(fs::exists(path + ".part"));
+}
+
+TEST_F(Snapshots, ACompressedSnapshotIsFetchedDecompressedUnlessTheFileEndsInZst) {
+  const std::string scratch = w_.dir.path() + "/scratch";
+  ASSERT_TRUE(writeFileAtomic(scratch, bytes_, 0600));
+  std::string z;
+  ASSERT_TRUE(compressFile(scratch, kZstdLevel, [&](std::string_view b) -> Result<void> {
+    z += b;
+    return {};
+  }));
+  m1_.snapshot_bytes = z;
+  m1_.snapshots = {record("m1-c.db.zst", 300, bytes_)};  // size and sha256: the snapshot's
+  auto agent = w_.agents.dial(m1_.address, std::chrono::seconds(1));
+  ASSERT_TRUE(agent);
+  std::uint64_t last_received = 0;
+  auto plain =
+      fetchSnapshotTo(**agent, "m1-c.db.zst", w_.dir.path() + "/out.db",
+                      [&](std::uint64_t received, std::uint64_t) { last_received = received; });
+  ASSERT_TRUE(plain) << plain.error().message;
+  EXPECT_EQ(*readFile(w_.dir.path() + "/out.db"), bytes_);
+  EXPECT_EQ(last_received, bytes_.size());
+  ASSERT_TRUE(fetchSnapshotTo(**agent, "m1-c.db.zst", w_.dir.path() + "/out.db.zst"));
+  EXPECT_EQ(*readFile(w_.dir.path() + "/out.db.zst"), z);
+  // Cut short: nothing written.
+  m1_.snapshot_bytes = z.substr(0, z.size() - 20);
+  auto cut = fetchSnapshotTo(**agent, "m1-c.db.zst", w_.dir.path() + "/cut.db");
+  ASSERT_FALSE(cut);
+  EXPECT_NE(cut.error().message.find("is damaged"), std::string::npos) << cut.error().message;
+  EXPECT_FALSE(fs::exists(w_.dir.path() + "/cut.db"));
+  EXPECT_FALSE(fs::exists(w_.dir.path() + "/cut.db.part"));
 }
 
 TEST_F(Snapshots, ADamagedOrSwappedFileIsNeverWritten) {
