@@ -9,11 +9,15 @@
 #   2. `etcd-fleet snapshot status FILE` (trailer + bbolt, native) against `etcdctl snapshot status
 #      FILE` on the same file.
 # Rounds alternate the two sides; every round is printed, then the medians and their ratios.
-# Usage: bench/snapshot.sh BUILD_DIR [MB] [ROUNDS]
+# With zstd (the 4th argument) the agent keeps its snapshots compressed ([snapshot] compress), verified then read
+# back decompressed; the values are random bytes, so this is compression's worst case (it saves
+# nothing and costs its full time). The kept file's size is printed beside the snapshot's.
+# Usage: bench/snapshot.sh BUILD_DIR [MB] [ROUNDS] [none|zstd]
 set -euo pipefail
-BUILD=$(cd "${1:?usage: snapshot.sh BUILD_DIR [MB] [ROUNDS]}" && pwd)
+BUILD=$(cd "${1:?usage: snapshot.sh BUILD_DIR [MB] [ROUNDS] [none|zstd]}" && pwd)
 MB=${2:-200}
 ROUNDS=${3:-5}
+COMPRESS=${4:-none}
 ETCD=$(command -v etcd || echo /usr/bin/etcd)
 ETCDCTL=$(command -v etcdctl || echo /usr/bin/etcdctl)
 # shellcheck source=lib.sh
@@ -29,6 +33,7 @@ bench_start_agent "$WORK" m1 127.0.0.51 bench-snapshot "
 [snapshot]
 schedule = \"off\"
 dir = \"$WORK/snapshots\"
+compress = \"$COMPRESS\"
 keep_last = 2"
 "$FLEET" --fleet "$WORK/fleet.toml" bootstrap --hosts "$BENCH_AGENT_API" --cluster bench-snapshot \
   >"$WORK/bootstrap.log" 2>&1 || { cat "$WORK/bootstrap.log" >&2; exit 1; }
@@ -58,6 +63,8 @@ for r in $(seq 1 "$ROUNDS"); do
     own=$("${F[@]}" snapshot list -w json | python3 -c 'import json,sys
 s = json.load(sys.stdin)["agents"][0]["snapshots"][0]
 print("%.2f" % (int(s["duration_ms"]) / 1000))')
+    KEPT=$(find "$WORK/snapshots" -name 'm1-*.db*' -newer "$WORK/value" -printf '%T@ %s %f\n' |
+      sort -n | tail -1 | cut -d' ' -f2-)
     AGENT_OWN+=("$own")
   }
   if [ $((r % 2)) -eq 1 ]; then take_ref; take_agent; else take_agent; take_ref; fi
@@ -71,14 +78,14 @@ print("%.2f" % (int(s["duration_ms"]) / 1000))')
   status_pair
   echo "round $r: etcdctl snapshot save ${REF[-1]} s; agent's scheduled snapshot ${AGENT_OWN[-1]} s" \
     "(its record), snapshot save --host (take + download) ${AGENT_WALL[-1]} s;" \
-    "snapshot status: etcd-fleet ${ST_FLEET[-1]} s, etcdctl ${ST_REF[-1]} s"
+    "snapshot status: etcd-fleet ${ST_FLEET[-1]} s, etcdctl ${ST_REF[-1]} s; kept: $KEPT"
 done
 ref=$(printf '%s\n' "${REF[@]}" | median)
 own=$(printf '%s\n' "${AGENT_OWN[@]}" | median)
 wall=$(printf '%s\n' "${AGENT_WALL[@]}" | median)
 stf=$(printf '%s\n' "${ST_FLEET[@]}" | median)
 str=$(printf '%s\n' "${ST_REF[@]}" | median)
-echo "snapshot of $(stat -c %s "$WORK/ref.db") bytes, medians of $ROUNDS rounds:"
+echo "snapshot of $(stat -c %s "$WORK/ref.db") bytes (compress = $COMPRESS), medians of $ROUNDS rounds:"
 echo "  agent's scheduled snapshot (verified) $own s vs etcdctl snapshot save $ref s:" \
   "time ratio $(ratio "$own" "$ref") (goal <= 1.0)"
 echo "  snapshot save --host (take + download) $wall s: time ratio $(ratio "$wall" "$ref")"
