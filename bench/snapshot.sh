@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The agent's snapshots against etcdctl's, side by side in one run, on one member holding MB MB of
-# data (1 MiB values):
+# data (1 MiB values, each its own random bytes):
 #   1. a snapshot as the agent schedules it (stream to .part, fsync, rename, read back, etcd's
 #      sha256 trailer and the bbolt check, the record) — the agent's own figure (duration_ms of its
 #      record, from `etcd-fleet snapshot save --host`) and the wall of that whole command (take +
@@ -10,8 +10,8 @@
 #      FILE` on the same file.
 # Rounds alternate the two sides; every round is printed, then the medians and their ratios.
 # With zstd (the 4th argument) the agent keeps its snapshots compressed ([snapshot] compress), verified then read
-# back decompressed; the values are random bytes, so this is compression's worst case (it saves
-# nothing and costs its full time). The kept file's size is printed beside the snapshot's.
+# back decompressed; the values are distinct random bytes, so this is compression's worst case (it
+# saves next to nothing and costs its full time; one value repeated would shrink to a few MB). The kept file's size is printed beside the snapshot's.
 # Usage: bench/snapshot.sh BUILD_DIR [MB] [ROUNDS] [none|zstd]
 set -euo pipefail
 BUILD=$(cd "${1:?usage: snapshot.sh BUILD_DIR [MB] [ROUNDS] [none|zstd]}" && pwd)
@@ -40,8 +40,10 @@ keep_last = 2"
 F=("$FLEET" --fleet "$WORK/fleet.toml")
 EP=$("${F[@]}" endpoint status -w json | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["Endpoint"])')
 
-head -c 1048576 /dev/urandom >"$WORK/value"
-for k in $(seq 1 "$MB"); do "${F[@]}" put "bench/value$k" <"$WORK/value" >/dev/null; done
+for k in $(seq 1 "$MB"); do
+  head -c 1048576 /dev/urandom >"$WORK/value"
+  "${F[@]}" put "bench/value$k" <"$WORK/value" >/dev/null
+done
 echo "member at $EP holds $MB MB of data ($("${F[@]}" get bench/ --prefix --count-only) keys)"
 
 declare -a REF AGENT_OWN AGENT_WALL ST_FLEET ST_REF

@@ -182,8 +182,12 @@ grpc::Status AgentService::StartMember(grpc::ServerContext* ctx, const v1::Start
     }
     out->set_binary_version(*version);
     if (req->check_only()) {
-      return onLoop<v1::AgentStatus>(
-          io_, 10s, [this](Done done) { done(grpc::Status::OK, status()); }, out->mutable_status());
+      if (!req->etcd_binary().empty()) {  // else out->status was read above
+        return onLoop<v1::AgentStatus>(
+            io_, 10s, [this](Done done) { done(grpc::Status::OK, status()); },
+            out->mutable_status());
+      }
+      return grpc::Status::OK;
     }
   }
   return onLoop<v1::AgentStatus>(

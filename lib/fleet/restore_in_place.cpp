@@ -8,6 +8,7 @@
 #include <set>
 
 #include "common/encoding.hpp"
+#include "common/zstd_stream.hpp"
 #include "fleet/fan_out.hpp"
 #include "fleet/restore.hpp"
 #include "fleet/restore_journal.hpp"
@@ -213,7 +214,10 @@ Result<LocalSnapshot> InPlaceRestore::snapshotFile() {
     fs::create_directories(dir, ec);
     if (ec) return fail(Errc::kIo, dir.string() + ": " + ec.message());
     fs::permissions(dir, fs::perms::owner_all, ec);
-    path = (dir / choice->record.name()).string();
+    // A compressed one (NAME.db.zst) is fetched decompressed, as NAME.db: what the agents restore.
+    std::string name = choice->record.name();
+    if (zstdName(name)) name.resize(name.size() - std::string_view(".zst").size());
+    path = (dir / name).string();
     say("fetching the newest verified snapshot, " + choice->record.name() + " of member " +
         choice->record.member_name() + ", from " + choice->agent + " to " + path);
     auto agent = env_.agents.dial(choice->agent, kStepTimeout);

@@ -10,6 +10,10 @@
 
 #include <fstream>
 
+#include "common/encoding.hpp"
+#include "common/file_util.hpp"
+#include "common/snapshot_digest.hpp"
+#include "common/zstd_stream.hpp"
 #include "fleet/member.hpp"
 #include "fleet/restore.hpp"
 #include "fleet/restore_journal.hpp"
@@ -90,6 +94,31 @@ TEST_F(InPlaceRestoreFlow, PreparesAndStartsEveryMemberThenOpensThemOneAtATime) 
   EXPECT_TRUE(w.progress.said("member m2 (127.0.0.12:2378): healthy, fenced, member "));
   EXPECT_TRUE(w.progress.said("member m3 (127.0.0.13:2378): serving clients at "));
   EXPECT_TRUE(w.inventory().restore.empty()) << "the journal outlived the restore";
+}
+
+TEST_F(InPlaceRestoreFlow, LatestFetchesACompressedSnapshotAsThePlainOneTheAgentsRestore) {
+  const std::string plain = realEtcdSnapshot(ETCD_AGENT_SOURCE_DIR);
+  std::string z;
+  ASSERT_TRUE(compressFile(snapshot, kZstdLevel, [&](std::string_view b) -> Result<void> {
+    z += b;
+    return {};
+  }));
+  v1::SnapshotRecord record;
+  record.set_name("m2-20261204T020000Z.db.zst");
+  record.set_member_name("m2");
+  record.set_taken_at(1796349600);
+  record.set_verified(true);
+  record.set_size(plain.size());
+  record.set_sha256(hexEncode(sha256(plain)));
+  hosts[1]->snapshots = {record};
+  hosts[1]->snapshot_bytes = z;
+  auto r = fleet::restoreInPlace(w.env(),
+                                 {.inventory = w.inventory(), .latest = true, .confirmed = true});
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(r->revision, 5);
+  const std::string fetched = w.dir.path() + "/restore/m2-20261204T020000Z.db";
+  EXPECT_EQ(*readFile(fetched), plain);
+  EXPECT_EQ(w.fleet.count("uploadSnapshot"), 3U);
 }
 
 // A member that joined after the bootstrap (MemberAdd: a time-salted ID) comes back with the ID
