@@ -8,6 +8,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <system_error>
+#include <thread>
 #include <vector>
 
 #include "common/file_util.hpp"
@@ -38,17 +40,30 @@ Result<SnapshotFileCheck> checkSnapshotBytes(std::string_view bytes, const std::
                     "bytes). Do not restore from it");
   }
   std::string_view db = bytes;
+  Result<SnapshotStatus> status = fail(Errc::kInternal, "not read");
   if (out.has_trailer) {
     db = bytes.substr(0, size - kSnapshotHashSize);
-    if (sha256(db) != bytes.substr(db.size())) {
+    // The trailer's sha256 and the walk of the database read the same bytes: on two threads, the
+    // walk no longer waits for the hash (a 268 MB file: 0.17 s of sha256). The trailer's verdict
+    // still comes first.
+    std::string digest;
+    try {
+      std::jthread hasher([&digest, db] { digest = sha256(db); });
+      status = snapshotStatusOf(db);
+    } catch (const std::system_error&) {  // no thread to be had: one after the other
+      digest = sha256(db);
+      status = snapshotStatusOf(db);
+    }
+    if (digest != bytes.substr(db.size())) {
       return fail(Errc::kInvalidArgument,
                   name + ": the sha256 trailer does not match its content (" +
                       std::to_string(db.size()) +
                       " bytes of database): the file is a damaged copy of a snapshot; do not "
                       "restore from it. Use another copy, or take a new snapshot");
     }
+  } else {
+    status = snapshotStatusOf(db);
   }
-  auto status = snapshotStatusOf(db);
   if (!status) return fail(status.error());
   out.status = *status;
   return out;
