@@ -91,8 +91,9 @@ bool zstdName(std::string_view name) {
 }
 
 struct ZstdDecoder::State {
-  ZSTD_DCtx* ctx = ZSTD_createDCtx();
+  // The buffer first: if it cannot be had, no context is left to free.
   std::vector<char> out = std::vector<char>(ZSTD_DStreamOutSize());
+  ZSTD_DCtx* ctx = ZSTD_createDCtx();
   bool fed = false;
   std::size_t pending = 0;  // ZSTD_decompressStream's last hint: 0 at the end of a frame
   State() {
