@@ -8,6 +8,7 @@
 
 #include "agent/maintenance/snapshot_job.hpp"
 #include "common/file_util.hpp"
+#include "common/zstd_stream.hpp"
 
 namespace etcdagent::agent {
 namespace {
@@ -23,8 +24,7 @@ bool newestFirst(const v1::SnapshotRecord& a, const v1::SnapshotRecord& b) {
 // "m2-20261204T020000Z.db", "m2-20261204T020000Z-2.db", "m2-20261204T020000Z.db.zst": what
 // SnapshotDir::newStem makes.
 bool snapshotNameOf(const std::string& name, const std::string& member) {
-  std::string_view plain(name);
-  if (plain.ends_with(".zst")) plain.remove_suffix(4);
+  const std::string_view plain = uncompressedName(name);
   if (!plain.starts_with(member + "-") || !plain.ends_with(".db")) return false;
   const std::string_view stem = plain.substr(member.size() + 1, plain.size() - member.size() - 4);
   return !stem.empty() && stem.find_first_not_of("0123456789TZ-") == std::string_view::npos;

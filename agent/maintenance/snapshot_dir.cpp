@@ -9,6 +9,7 @@
 
 #include "common/file_util.hpp"
 #include "common/proto_json.hpp"
+#include "common/zstd_stream.hpp"
 
 namespace etcdagent::agent {
 namespace {
@@ -17,18 +18,12 @@ namespace fs = std::filesystem;
 
 constexpr std::string_view kDb = ".db";
 constexpr std::string_view kBad = ".bad";
-constexpr std::string_view kZst = ".zst";
 constexpr std::string_view kRecord = ".json";
 constexpr std::string_view kPart = ".part";
 
-// NAME.db.zst -> NAME.db, NAME.bad.zst -> NAME.bad: the name as if it were not compressed.
-std::string_view plainName(std::string_view name) {
-  return name.ends_with(kZst) ? name.substr(0, name.size() - kZst.size()) : name;
-}
-
 // NAME.db[.zst] -> NAME.json, NAME.bad[.zst] -> NAME.bad.json.
 std::string recordName(const std::string& name) {
-  std::string_view plain = plainName(name);
+  std::string_view plain = uncompressedName(name);
   if (plain.ends_with(kDb)) plain.remove_suffix(kDb.size());
   return std::string(plain) + std::string(kRecord);
 }
@@ -95,7 +90,7 @@ Result<SnapshotListing> SnapshotDir::list() const {
   for (const auto& entry : it) {
     const std::string name = entry.path().filename().string();
     if (!name.starts_with(prefix)) continue;  // another member's, on a shared host
-    const std::string_view plain = plainName(name);
+    const std::string_view plain = uncompressedName(name);
     if (name.ends_with(kPart)) {
       out.parts.push_back(name);
     } else if (plain.ends_with(kDb)) {
@@ -127,10 +122,9 @@ Result<void> SnapshotDir::record(const v1::SnapshotRecord& record) const {
 
 Result<v1::SnapshotRecord> SnapshotDir::setAside(v1::SnapshotRecord record) const {
   const std::string& name = record.name();
-  std::string_view stem = plainName(name);
+  std::string_view stem = uncompressedName(name);
   if (stem.ends_with(kDb)) stem.remove_suffix(kDb.size());
-  const std::string bad =
-      std::string(stem) + std::string(kBad) + (name.ends_with(kZst) ? std::string(kZst) : "");
+  const std::string bad = std::string(stem) + std::string(kBad) + (zstdName(name) ? ".zst" : "");
   if (::rename(file(name).c_str(), file(bad).c_str()) != 0 && errno != ENOENT) {
     return fail(Errc::kIo, "cannot rename " + file(name) + " to " + bad + ": " + errnoText(errno));
   }

@@ -87,10 +87,12 @@ Result<void> compressInto(const SnapshotDir& dir, const std::string& plain,
   return {};
 }
 
-// Records a verified snapshot, or sets a failed one aside; the outcome says which.
-void settle(const SnapshotDir& dir, v1::SnapshotRecord record, SnapshotOutcome& out) {
+// Records a verified snapshot, or sets a failed one aside; the outcome says which. `verdict`: the
+// file's verification made already (into `record`), which is not made again.
+void settle(const SnapshotDir& dir, v1::SnapshotRecord record, SnapshotOutcome& out,
+            const Result<void>* verdict = nullptr) {
   const std::string path = dir.file(record.name());
-  if (auto v = verifySnapshotInto(path, record); !v) {
+  if (auto v = verdict != nullptr ? *verdict : verifySnapshotInto(path, record); !v) {
     record.set_error(v.error().message);
     auto bad = dir.setAside(record);
     out.record = bad ? *bad : record;
@@ -185,13 +187,17 @@ SnapshotOutcome takeSnapshot(const SnapshotDir& dir, const std::string& cluster_
                                          std::chrono::steady_clock::now() - started)
                                          .count()));
     };
+    // With compression, the plain snapshot is verified where it was written, once: a failed one
+    // is set aside as it is, and one that cannot be compressed (or whose compression a stop
+    // interrupted) is kept plain, on that verification.
+    std::optional<Result<void>> verdict;
     if (!plain) {
       out.record = record;
       out.error = plain.error().message + " (nothing was kept)";
     } else if (compression == SnapshotCompression::kZstd &&
-               verifySnapshotInto(plain->partPath(), record)) {
-      // Verified where it was written; what is kept is the compressed copy. If that cannot be
-      // made, the plain snapshot is kept instead: a snapshot is never lost to its compression.
+               *(verdict = verifySnapshotInto(plain->partPath(), record))) {
+      // What is kept is the compressed copy. If that cannot be made, the plain snapshot is kept
+      // instead: a snapshot is never lost to its compression.
       if (auto z = compressInto(dir, plain->partPath(), record, stop); z) {
         plain->abort();
         elapsed();
@@ -210,7 +216,7 @@ SnapshotOutcome takeSnapshot(const SnapshotDir& dir, const std::string& cluster_
         out.error = c.error().message + " (nothing was kept)";
       } else {
         elapsed();
-        settle(dir, std::move(record), out);
+        settle(dir, std::move(record), out, verdict ? &*verdict : nullptr);
       }
     }
   }

@@ -25,16 +25,59 @@ std::string shortSha(const std::string& sha) {
   return sha.substr(0, 12);
 }
 
+// What the record under way is, for a refusal: "an in-place restore of snapshot abc123...".
+std::string underWay(const v1::InPlaceRestore& r) {
+  if (r.migrate_v2()) return "a v2 -> v3 migration (etcd-fleet migrate)";
+  return "an in-place restore of another snapshot (sha256 " + shortSha(r.snapshot_sha256()) +
+         "...)";
+}
+
+// The same flow asked again: the same snapshot, or a migration with the same options.
+bool sameFlow(const v1::InPlaceRestore& r, const v1::RestoreMemberRequest& req) {
+  if (r.migrate_v2() || req.migrate_v2()) {
+    return r.migrate_v2() && req.migrate_v2() && r.no_ttl() == req.no_ttl();
+  }
+  return r.snapshot_sha256() == req.sha256();
+}
+
+// A migration keeps the member as it is (plan, IDs, started_once: etcd starts on its own data
+// again, migrated); only the data dir is set aside, for START to migrate a copy of it.
+Result<RestoreStep> prepareMigration(const v1::MemberState& current,
+                                     const v1::RestoreMemberRequest& req,
+                                     const RestoreContext& ctx) {
+  if (ctx.data_dir_empty) {
+    return refused("member " + ctx.member_name + " has no data to migrate (its data dir is empty)");
+  }
+  v1::MemberState before = current;
+  before.clear_restore();
+  before.set_held(false);
+  before.set_fenced(false);
+  RestoreStep step{.next = current};
+  step.next.set_fenced(true);
+  step.next.set_held(true);
+  auto* r = step.next.mutable_restore();
+  r->set_migrate_v2(true);
+  r->set_no_ttl(req.no_ttl());
+  r->set_aside(ctx.aside_name);
+  r->set_started_at(ctx.now_rfc3339);
+  *r->mutable_before() = std::move(before);
+  step.changed = true;
+  step.stop = true;
+  step.data = DataMove::kSetAside;
+  step.aside = r->aside();
+  return step;
+}
+
 Result<RestoreStep> prepare(const v1::MemberState& current, const v1::RestoreMemberRequest& req,
                             const RestoreContext& ctx) {
   RestoreStep step{.next = current};
   if (current.has_restore()) {
     const auto& r = current.restore();
-    if (r.snapshot_sha256() != req.sha256()) {
-      return refused("an in-place restore of another snapshot (sha256 " +
-                     shortSha(r.snapshot_sha256()) + "...) is under way on member " +
-                     ctx.member_name + " since " + r.started_at() +
-                     ": finish it (etcd-fleet restore) or abort it (etcd-fleet restore --abort)");
+    if (!sameFlow(r, req)) {
+      const std::string tool = r.migrate_v2() ? "etcd-fleet migrate" : "etcd-fleet restore";
+      return refused(underWay(r) + " is under way on member " + ctx.member_name + " since " +
+                     r.started_at() + ": finish it (" + tool + ") or abort it (" + tool +
+                     " --abort)");
     }
     // Asked again: prepared already. Until START, make sure etcd is stopped and the data aside
     // (an agent that stopped between persisting and moving it finishes the move now).
@@ -50,6 +93,7 @@ Result<RestoreStep> prepare(const v1::MemberState& current, const v1::RestoreMem
                    " is in the middle of a conversion to TLS (etcd-fleet tls enable): finish it "
                    "first, then restore");
   }
+  if (req.migrate_v2()) return prepareMigration(current, req, ctx);
   const std::string own = ctx.member_name + "=" + ctx.peer_url;
   if (!namesItself(req.initial_cluster(), own)) {
     return fail(Errc::kInvalidArgument, "initial_cluster: does not list this agent's member as " +
@@ -108,9 +152,39 @@ Result<RestoreStep> open(const v1::MemberState& current, const RestoreContext& c
   return step;
 }
 
-RestoreStep abort(const v1::MemberState& current) {
+// Fenced with no other change (a migration's first step): restarted on the fenced socket.
+Result<RestoreStep> fence(const v1::MemberState& current, const RestoreContext& ctx) {
   RestoreStep step{.next = current};
-  if (!current.has_restore()) return step;  // aborted already (held until START), or never begun
+  if (current.fenced()) return step;  // fenced already, or prepared
+  if (current.held()) {
+    return refused("member " + ctx.member_name + " is held stopped: START it before fencing it");
+  }
+  if (current.plan().tls_stage() != v1::TLS_STAGE_UNSPECIFIED) {
+    return refused("member " + ctx.member_name +
+                   " is in the middle of a conversion to TLS (etcd-fleet tls enable): finish it "
+                   "first");
+  }
+  step.next.set_fenced(true);
+  step.changed = true;
+  // A member stopped by request stays stopped, fenced from its next start on.
+  step.stop = !ctx.stopped;
+  step.start = !ctx.stopped;
+  return step;
+}
+
+RestoreStep abort(const v1::MemberState& current, const RestoreContext& ctx) {
+  RestoreStep step{.next = current};
+  if (!current.has_restore()) {
+    // Only fenced (FENCE, no PREPARE yet): opened again as it ran; else aborted already (held
+    // until START), or never begun.
+    if (current.fenced() && !current.held()) {
+      step.next.set_fenced(false);
+      step.changed = true;
+      step.stop = !ctx.stopped;
+      step.start = !ctx.stopped;
+    }
+    return step;
+  }
   step.next = current.restore().before();
   step.next.set_held(true);
   step.changed = true;
@@ -123,13 +197,13 @@ RestoreStep abort(const v1::MemberState& current) {
 
 }  // namespace
 
-std::string asideName(std::int64_t unix_seconds) {
+std::string asideName(std::int64_t unix_seconds, bool migration) {
   const std::time_t t = unix_seconds;
   std::tm tm{};
   gmtime_r(&t, &tm);
   char stamp[32];
   std::strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &tm);
-  return std::string("data.before-restore-") + stamp;
+  return std::string(migration ? kMigrateAsidePrefix : kRestoreAsidePrefix) + stamp;
 }
 
 Result<RestoreStep> restoreStep(const v1::MemberState& current,
@@ -139,10 +213,11 @@ Result<RestoreStep> restoreStep(const v1::MemberState& current,
     case v1::RESTORE_ACTION_PREPARE: return prepare(current, request, context);
     case v1::RESTORE_ACTION_START: return start(current, context);
     case v1::RESTORE_ACTION_OPEN: return open(current, context);
-    case v1::RESTORE_ACTION_ABORT: return abort(current);
+    case v1::RESTORE_ACTION_ABORT: return abort(current, context);
+    case v1::RESTORE_ACTION_FENCE: return fence(current, context);
     default: break;
   }
-  return fail(Errc::kInvalidArgument, "action: not one of PREPARE, START, OPEN, ABORT");
+  return fail(Errc::kInvalidArgument, "action: not one of PREPARE, START, OPEN, ABORT, FENCE");
 }
 
 }  // namespace etcdagent::agent

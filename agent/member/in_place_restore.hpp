@@ -10,7 +10,13 @@
 //            it ran before)
 //   OPEN     fenced no more, the restore record dropped (the data kept aside stays); restarted
 //   ABORT    stop; the restored data goes, the data kept aside comes back, with the state it ran
-//            with; held until START
+//            with; held until START. A member only fenced (FENCE) is opened again.
+//   FENCE    restarted serving clients only on its fenced socket, nothing else changed (`etcd-fleet
+//            migrate`: no client write lands while the members stop one after another)
+//
+// PREPARE with migrate_v2 (`etcd-fleet migrate`) keeps the plan and sets the data aside as
+// data.before-migrate-<UTC>; at START the supervisor copies it back and runs `etcdctl migrate` on
+// the copy (agent/restore/migrate.hpp) before etcd starts.
 //
 // Every step is idempotent: asked again, it changes nothing. The order the supervisor follows
 // (stop, persist, move the data) leaves no moment where an agent restart would start etcd on data
@@ -18,6 +24,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "common/error.hpp"
 #include "etcdagent/v1/agent.pb.h"
@@ -52,8 +59,12 @@ struct RestoreContext {
   std::string peer_url;  // this member's, as initial_cluster must name it
 };
 
-// "data.before-restore-20261205T101500Z" for that UTC time.
-std::string asideName(std::int64_t unix_seconds);
+inline constexpr std::string_view kRestoreAsidePrefix = "data.before-restore-";
+inline constexpr std::string_view kMigrateAsidePrefix = "data.before-migrate-";
+
+// "data.before-restore-20261205T101500Z" for that UTC time ("data.before-migrate-..." for a
+// migration).
+std::string asideName(std::int64_t unix_seconds, bool migration = false);
 
 // The step `request` asks of a member in `current`, or why it is refused (FAILED_PRECONDITION:
 // another restore under way, a TLS conversion under way, held; INVALID_ARGUMENT: the request).

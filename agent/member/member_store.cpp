@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "agent/bootstrap/state_store.hpp"
+#include "agent/member/in_place_restore.hpp"
 #include "agent/restore/restore.hpp"
 
 namespace etcdagent::agent {
@@ -102,7 +103,8 @@ namespace {
 
 // A name an in-place restore gave (in_place_restore.hpp), never a path.
 Result<void> checkAsideName(const std::string& aside) {
-  if (!aside.starts_with("data.before-restore-") || aside.find('/') != std::string::npos) {
+  if (!(aside.starts_with(kRestoreAsidePrefix) || aside.starts_with(kMigrateAsidePrefix)) ||
+      aside.find('/') != std::string::npos) {
     return fail(Errc::kInvalidArgument, "\"" + aside + "\" is not a data dir kept aside");
   }
   return {};

@@ -373,20 +373,34 @@ Result<void> validateUploadHeader(const v1::UploadSnapshotRequest& request) {
 }
 
 Result<void> validate(const v1::RestoreMemberRequest& request, const ValidationContext& self) {
+  const bool restore_fields = !request.snapshot().empty() || !request.sha256().empty() ||
+                              !request.initial_cluster().empty();
   switch (request.action()) {
     case v1::RESTORE_ACTION_PREPARE: break;
     case v1::RESTORE_ACTION_START:
     case v1::RESTORE_ACTION_OPEN:
     case v1::RESTORE_ACTION_ABORT:
-      if (!request.snapshot().empty() || !request.sha256().empty() ||
-          !request.initial_cluster().empty()) {
+    case v1::RESTORE_ACTION_FENCE:
+      if (restore_fields) {
         return invalid("snapshot", "snapshot, sha256 and initial_cluster go with PREPARE only");
+      }
+      if (request.migrate_v2() || request.no_ttl()) {
+        return invalid("migrate_v2", "migrate_v2 and no_ttl go with PREPARE only");
       }
       return {};
     default:
-      return invalid("action", "must be one of PREPARE, START, OPEN, ABORT, not " +
+      return invalid("action", "must be one of PREPARE, START, OPEN, ABORT, FENCE, not " +
                                    std::to_string(static_cast<int>(request.action())));
   }
+  if (request.migrate_v2()) {
+    if (restore_fields) {
+      return invalid("migrate_v2",
+                     "a migration restores no snapshot: snapshot, sha256 and initial_cluster "
+                     "must be empty");
+    }
+    return {};
+  }
+  if (request.no_ttl()) return invalid("no_ttl", "goes with migrate_v2 only");
   if (request.snapshot().empty() || request.snapshot().size() > kMaxPathBytes ||
       !request.snapshot().starts_with('/')) {
     return invalid("snapshot", "the absolute path UploadSnapshot returned");

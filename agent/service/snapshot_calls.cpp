@@ -11,6 +11,7 @@
 #include "agent/service/agent_service.hpp"
 #include "agent/service/on_loop.hpp"
 #include "common/file_util.hpp"
+#include "common/zstd_stream.hpp"
 
 namespace etcdagent::agent {
 namespace {
@@ -25,9 +26,9 @@ grpc::Status noScheduler() {
 
 // A name ListSnapshots gave: the member's own file, no directory part.
 bool listedName(const std::string& name, const std::string& member) {
+  const std::string_view plain = uncompressedName(name);
   return name.starts_with(member + "-") && name.find('/') == std::string::npos &&
-         (name.ends_with(".db") || name.ends_with(".bad") || name.ends_with(".db.zst") ||
-          name.ends_with(".bad.zst"));
+         (plain.ends_with(".db") || plain.ends_with(".bad"));
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "agent/member/in_place_restore.hpp"
+#include "agent/restore/migrate.hpp"
 #include "agent/restore/restore.hpp"
 #include "agent/supervisor/etcd_flags.hpp"
 #include "common/duration.hpp"
@@ -248,7 +249,7 @@ void Supervisor::restoreMember(const v1::RestoreMemberRequest& request,
                                .count();
   const RestoreContext context{
       .now_rfc3339 = nowRfc3339(),
-      .aside_name = asideName(now),
+      .aside_name = asideName(now, request.migrate_v2()),
       .data_dir_empty = store_.dataDirEmpty(),
       .stopped = snapshot_.state == MemberState::kStopped,
       .member_name = config_.member.name,
@@ -258,7 +259,10 @@ void Supervisor::restoreMember(const v1::RestoreMemberRequest& request,
   };
   auto step = restoreStep(*plan_, request, context);
   if (!step) return done(fail(step.error()));
-  if (request.action() == v1::RESTORE_ACTION_PREPARE && step->changed) {
+  const bool fences = (request.action() == v1::RESTORE_ACTION_PREPARE ||
+                       request.action() == v1::RESTORE_ACTION_FENCE) &&
+                      step->changed;
+  if (request.action() == v1::RESTORE_ACTION_PREPARE && step->changed && !request.migrate_v2()) {
     if (auto valid = validateRestorePath(config_, request.snapshot()); !valid) {
       return done(fail(valid.error()));
     }
@@ -267,6 +271,8 @@ void Supervisor::restoreMember(const v1::RestoreMemberRequest& request,
                        "the restore's snapshot " + request.snapshot() +
                            " is not on this agent: upload it first (UploadSnapshot in_place)"));
     }
+  }
+  if (fences) {
     const std::string socket = fencedClientEndpoint(config_, static_cast<int>(plan.client_port()));
     if (socket.size() - std::string("unix://").size() > kMaxUnixSocketPath) {
       return done(fail(Errc::kFailedPrecondition,
@@ -306,12 +312,22 @@ void Supervisor::restoreMember(const v1::RestoreMemberRequest& request,
     switch (action) {
       case v1::RESTORE_ACTION_PREPARE:
         if (step.changed) {
-          log_.agent(LOG_NOTICE, "in-place restore: member " + config_.member.name +
-                                     " stopped and held; its data kept aside as " +
-                                     (step.aside.empty() ? std::string("(it was empty)")
-                                                         : config_.memberDir() + "/" + step.aside) +
-                                     "; it restores " + plan_->plan().restore_snapshot() +
-                                     " at START");
+          const bool migration = plan_->restore().migrate_v2();
+          log_.agent(LOG_NOTICE,
+                     std::string(migration ? "v2 -> v3 migration" : "in-place restore") +
+                         ": member " + config_.member.name +
+                         " stopped and held; its data kept aside as " +
+                         (step.aside.empty() ? std::string("(it was empty)")
+                                             : config_.memberDir() + "/" + step.aside) +
+                         (migration ? std::string("; a copy of it is migrated")
+                                    : "; it restores " + plan_->plan().restore_snapshot()) +
+                         " at START");
+        }
+        break;
+      case v1::RESTORE_ACTION_FENCE:
+        if (step.changed) {
+          log_.agent(LOG_NOTICE, "member " + config_.member.name +
+                                     " fenced: it serves clients only on its fenced socket");
         }
         break;
       case v1::RESTORE_ACTION_ABORT:
@@ -470,14 +486,57 @@ std::optional<lifecycle::Event> Supervisor::execute(const lifecycle::Action& a) 
 }
 
 bool Supervisor::needsRestore() const {
-  return plan_ && !plan_->plan().restore_snapshot().empty() && !plan_->started_once() &&
-         store_.dataDirEmpty();
+  if (!plan_ || !store_.dataDirEmpty()) return false;
+  if (migrating()) return true;
+  return !plan_->plan().restore_snapshot().empty() && !plan_->started_once();
+}
+
+bool Supervisor::migrating() const {
+  return plan_ && plan_->has_restore() && plan_->restore().migrate_v2() &&
+         !plan_->restore().aside().empty();
+}
+
+std::string Supervisor::migrationAside() const {
+  return config_.memberDir() + "/" + plan_->restore().aside();
+}
+
+// A v2 -> v3 migration at START (agent/restore/migrate.hpp): the data kept aside is copied into the
+// restore temp dir and migrated there by a child process, as a restore runs.
+std::optional<lifecycle::Event> Supervisor::runMigration() {
+  auto fails = [this](std::string message) -> lifecycle::Event {
+    last_error_ = std::move(message);
+    log_.agent(LOG_ERR, last_error_);
+    return lifecycle::RestoreFailed{};
+  };
+  const std::string aside = migrationAside();
+  if (!store_.isFile(backendPath(aside))) {
+    return fails("cannot migrate member " + config_.member.name + ": " + backendPath(aside) +
+                 " is gone. Abort the migration (etcd-fleet migrate --abort)");
+  }
+  if (auto cleared = store_.clearRestoreTemp(); !cleared) return fails(cleared.error().message);
+  const auto argv =
+      migrateCommandLine(config_, aside, restoreTempDir(config_), plan_->restore().no_ttl());
+  output_.clear();
+  auto child = launcher_.spawn(
+      ChildSpec{argv, {}, {"ETCDCTL_API=3"}},
+      [this](const std::string& line) {
+        log_.agent(LOG_INFO, "etcdctl migrate: " + line);
+        output_.add(line);
+      },
+      [this](ExitStatus st) { onChildExit(st); });
+  if (!child) return fails("cannot run " + argv[0] + ": " + child.error().message);
+  run_.emplace(Run{.process = std::move(*child), .restore = true});
+  last_error_.clear();
+  log_.agent(LOG_INFO, "migrating member " + config_.member.name + "'s v2 keys to v3 (pid " +
+                           std::to_string(run_->process->pid()) + "): " + shellJoin(argv));
+  return lifecycle::RestoreSpawned{};
 }
 
 // etcdctl refuses an existing --data-dir: it restores into a fresh sibling, which is renamed into
 // place once complete, so the data dir is either empty or a whole restored member. The restore
 // takes seconds for a big snapshot: it runs as a child process on the event loop, like etcd.
 std::optional<lifecycle::Event> Supervisor::runRestore() {
+  if (migrating()) return runMigration();
   const std::string& snapshot = plan_->plan().restore_snapshot();
   auto fails = [this](std::string message) -> lifecycle::Event {
     last_error_ = std::move(message);
@@ -513,6 +572,22 @@ std::optional<lifecycle::Event> Supervisor::runRestore() {
 }
 
 std::optional<lifecycle::Event> Supervisor::installRestore() {
+  if (migrating()) {
+    // On the loop: it reads the v3 history the member had before (small where v2 data is still
+    // to migrate) and the same range of the migrated copy; stops at the first difference.
+    if (auto kept = checkMigratedDataDir(migrationAside(), restoreTempDir(config_)); !kept) {
+      last_error_ = "v2 -> v3 migration of member " + config_.member.name +
+                    " refused: " + kept.error().message +
+                    ". The member was not started; its data is kept aside as " + migrationAside() +
+                    ": put it back with etcd-fleet migrate --abort";
+      log_.agent(LOG_ERR, last_error_);
+      if (auto cleared = store_.clearRestoreTemp(); !cleared) {
+        log_.agent(LOG_WARNING, cleared.error().message);
+      }
+      ++restarts_;
+      return lifecycle::RestoreFailed{};
+    }
+  }
   if (auto installed = store_.installRestore(); !installed) {
     last_error_ = installed.error().message;
     log_.agent(LOG_ERR, last_error_);
@@ -520,6 +595,12 @@ std::optional<lifecycle::Event> Supervisor::installRestore() {
   }
   if (auto synced = store_.syncMemberDir(); !synced) {
     log_.agent(LOG_WARNING, synced.error().message);
+  }
+  if (migrating()) {
+    log_.agent(LOG_NOTICE, "member " + config_.member.name + "'s v2 keys migrated to v3 into " +
+                               config_.dataDir() + " (its data before kept as " + migrationAside() +
+                               ")");
+    return lifecycle::RestoreInstalled{};
   }
   log_.agent(LOG_NOTICE, "member " + config_.member.name + " restored from " +
                              plan_->plan().restore_snapshot() + " into " + config_.dataDir());
@@ -655,6 +736,15 @@ void Supervisor::reportRemoved() {
 
 void Supervisor::reportRestoreFailure() {
   const std::string last = restoreFailureLine(output_.panicLine(), output_.tail());
+  if (migrating()) {
+    last_error_ = "etcdctl migrate of member " + config_.member.name + " " + last_exit_.describe() +
+                  (last.empty() ? "" : ": " + last) +
+                  "; the member was not started, its data is kept aside as " + migrationAside() +
+                  ": put it back with etcd-fleet migrate --abort";
+    ++restarts_;
+    log_.agent(LOG_ERR, last_error_);
+    return;
+  }
   last_error_ = "etcdctl snapshot restore of " + plan_->plan().restore_snapshot() + " " +
                 last_exit_.describe() + (last.empty() ? "" : ": " + last) +
                 "; the member was not started (its data dir stays empty). Fix the cause and "

@@ -141,7 +141,11 @@ class Supervisor {
   std::optional<lifecycle::Event> execute(const lifecycle::Action& action);
   // The plan restores from a snapshot and etcd never ran with it: its data dir is still empty.
   [[nodiscard]] bool needsRestore() const;
+  // A v2 -> v3 migration (RestoreMember PREPARE migrate_v2) is to run at the next start.
+  [[nodiscard]] bool migrating() const;
+  [[nodiscard]] std::string migrationAside() const;  // the data kept aside, absolute
   std::optional<lifecycle::Event> runRestore();
+  std::optional<lifecycle::Event> runMigration();
   std::optional<lifecycle::Event> installRestore();
   std::optional<lifecycle::Event> spawnEtcd();
   void onEtcdLine(const std::string& line);

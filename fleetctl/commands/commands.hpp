@@ -26,6 +26,6 @@ std::vector<Command> enrollCommands();       // enroll
 std::vector<Command> certsCommands();        // certs issue, certs sign, certs rotate
 std::vector<Command> tlsCommands();          // tls enable
 std::vector<Command> rollingCommands();  // rolling-restart, upgrade (defrag --rolling: maintenance)
-std::vector<Command> restoreCommands();  // restore (in place)
+std::vector<Command> restoreCommands();  // restore (in place), migrate (v2 -> v3)
 
 }  // namespace etcdagent::fleet

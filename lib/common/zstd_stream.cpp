@@ -90,6 +90,10 @@ bool zstdName(std::string_view name) {
   return name.ends_with(".zst");
 }
 
+std::string_view uncompressedName(std::string_view name) {
+  return zstdName(name) ? name.substr(0, name.size() - std::string_view(".zst").size()) : name;
+}
+
 struct ZstdDecoder::State {
   // The buffer first: if it cannot be had, no context is left to free.
   std::vector<char> out = std::vector<char>(ZSTD_DStreamOutSize());

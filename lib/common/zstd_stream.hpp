@@ -27,6 +27,9 @@ bool startsWithZstdFrame(std::string_view head);
 
 // A snapshot file name that says it is compressed: "m1-20261204T020000Z.db.zst".
 bool zstdName(std::string_view name);
+// The name without its ".zst": NAME.db.zst -> NAME.db, NAME.bad.zst -> NAME.bad; another name
+// as it is.
+std::string_view uncompressedName(std::string_view name);
 
 // Decompresses a stream fed in any chunking.
 class ZstdDecoder {

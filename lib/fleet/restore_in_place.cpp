@@ -4,7 +4,9 @@
 
 #include "fleet/restore_in_place.hpp"
 
+#include <algorithm>
 #include <filesystem>
+#include <limits>
 #include <set>
 
 #include "common/encoding.hpp"
@@ -48,7 +50,10 @@ class InPlaceRestore {
   Result<void> checkMembers(const std::vector<v1::AgentStatus>& statuses);
   Result<LocalSnapshot> snapshotFile();
   Result<void> restore(const std::vector<v1::AgentStatus>& statuses);
+  Result<void> migrate(const std::vector<v1::AgentStatus>& statuses);
+  Result<void> waitForOneLog();
   Result<void> verify();
+  Result<void> verifyMigrated();
   Result<void> open();
   Result<InPlaceRestoreReport> abort(const std::vector<v1::AgentStatus>& statuses);
   Result<v1::AgentStatus> step(std::size_t i, const v1::RestoreMemberRequest& request) const;
@@ -58,6 +63,18 @@ class InPlaceRestore {
   Result<void> save();
   Error failed(const std::string& what, const Error& e) const;
   void say(const std::string& line) const { env_.progress.step(line); }
+  // "[3/6]": step n of this flow (a migration has one more than a restore).
+  [[nodiscard]] std::string at(int n) const {
+    return "[" + std::to_string(n) + "/" + std::to_string(total()) + "]";
+  }
+  [[nodiscard]] std::string stepName(int n, const std::string& what) const {
+    return "step " + std::to_string(n) + "/" + std::to_string(total()) + " (" + what + ")";
+  }
+  [[nodiscard]] int total() const { return migration() ? 7 : 6; }
+  [[nodiscard]] bool migration() const { return journaled_ ? j_.migrate_v2 : req_.migrate_v2; }
+  [[nodiscard]] std::string command() const {
+    return migration() ? "etcd-fleet migrate" : "etcd-fleet restore";
+  }
   [[nodiscard]] std::string initialCluster() const;
 
   Env env_;  // by value: a flow never refers to its caller's Env
@@ -74,9 +91,9 @@ class InPlaceRestore {
 Error InPlaceRestore::failed(const std::string& what, const Error& e) const {
   Errc code = Errc::kFailedPrecondition;
   if (e.code == Errc::kCancelled || e.code == Errc::kUnavailable) code = e.code;
-  std::string how = "re-run `etcd-fleet restore` to finish it";
+  std::string how = "re-run `" + command() + "` to finish it";
   if (j_.phase != RestorePhase::kOpening || j_.opened.empty()) {
-    how += ", or `etcd-fleet restore --abort` to put every member's old data back";
+    how += ", or `" + command() + " --abort` to put every member's old data back";
   }
   return {code, what + " failed: " + e.message + ". The journal in " + inv_.path +
                     " [restore] keeps the progress (" + describeRestoreJournal(j_) + "): " + how};
@@ -97,7 +114,7 @@ std::string InPlaceRestore::initialCluster() const {
 }
 
 Result<void> InPlaceRestore::refuseOtherFlows() const {
-  const std::string what = "restore";
+  const std::string what = migration() ? "migrate" : "restore";
   if (!inv_.replace.empty()) {
     return fail(Errc::kFailedPrecondition,
                 "a member replace is in progress (" + inv_.path +
@@ -127,9 +144,9 @@ Result<std::vector<v1::AgentStatus>> InPlaceRestore::statuses() const {
   for (std::size_t i = 0; i < all.size(); ++i) {
     if (!all[i]) {
       return fail(all[i].error().code,
-                  describeMember(inv_.members[i]) + ": " + all[i].error().message +
-                      ": an in-place restore needs every member's agent (bring it back, or "
-                      "replace the member first)");
+                  describeMember(inv_.members[i]) + ": " + all[i].error().message + ": " +
+                      (migration() ? std::string("a migration") : "an in-place restore") +
+                      " needs every member's agent (bring it back, or replace the member first)");
     }
     out.push_back(std::move(*all[i]));
   }
@@ -215,8 +232,7 @@ Result<LocalSnapshot> InPlaceRestore::snapshotFile() {
     if (ec) return fail(Errc::kIo, dir.string() + ": " + ec.message());
     fs::permissions(dir, fs::perms::owner_all, ec);
     // A compressed one (NAME.db.zst) is fetched decompressed, as NAME.db: what the agents restore.
-    std::string name = choice->record.name();
-    if (zstdName(name)) name.resize(name.size() - std::string_view(".zst").size());
+    const std::string name(uncompressedName(choice->record.name()));
     path = (dir / name).string();
     say("fetching the newest verified snapshot, " + choice->record.name() + " of member " +
         choice->record.member_name() + ", from " + choice->agent + " to " + path);
@@ -312,8 +328,160 @@ Result<void> InPlaceRestore::restore(const std::vector<v1::AgentStatus>& statuse
   return verify();
 }
 
+Result<void> InPlaceRestore::migrate(const std::vector<v1::AgentStatus>& statuses) {
+  say("[2/7] fencing every member from clients, one at a time: from here no client write lands");
+  for (std::size_t i = 0; i < agents_.size(); ++i) {
+    const auto& m = inv_.members[i];
+    if (statuses[i].restoring_in_place()) {
+      say("  " + describeMember(m) + ": prepared already");
+      continue;
+    }
+    v1::RestoreMemberRequest fence;
+    fence.set_action(v1::RESTORE_ACTION_FENCE);
+    auto r = step(i, fence);
+    if (!r) return fail(failed(stepName(2, "fence " + m.name), r.error()));
+    auto s = waitFor(i, "healthy and fenced",
+                     [](const v1::AgentStatus& st) { return st.healthy() && st.fenced(); });
+    if (!s) return fail(failed(stepName(2, "fence " + m.name), s.error()));
+    say("  " + describeMember(m) + ": fenced, raft index " + std::to_string(s->raft_index()));
+  }
+  if (auto r = waitForOneLog(); !r) return r;
+
+  // All at once: the members stop as close together as they can, so that their logs end alike.
+  say("[4/7] preparing every member at once: etcd stops, its data dir is kept aside, the member "
+      "is held");
+  v1::RestoreMemberRequest prepare;
+  prepare.set_action(v1::RESTORE_ACTION_PREPARE);
+  prepare.set_migrate_v2(true);
+  prepare.set_no_ttl(j_.no_ttl);
+  auto prepared = fanOut(agents_.size(), [&](std::size_t i) { return step(i, prepare); });
+  for (std::size_t i = 0; i < prepared.size(); ++i) {
+    if (!prepared[i]) {
+      return fail(failed(stepName(4, "prepare " + inv_.members[i].name), prepared[i].error()));
+    }
+    say("  " + describeMember(inv_.members[i]) + ": stopped, data kept aside, held");
+  }
+
+  say(std::string("[5/7] starting every member: its agent migrates a copy of the data kept aside "
+                  "(etcdctl migrate") +
+      (j_.no_ttl ? " --no-ttl" : "") + ") and starts etcd on it, fenced");
+  for (std::size_t i = 0; i < agents_.size(); ++i) {
+    v1::RestoreMemberRequest start;
+    start.set_action(v1::RESTORE_ACTION_START);
+    auto r = step(i, start);
+    if (!r) return fail(failed(stepName(5, "start " + inv_.members[i].name), r.error()));
+  }
+  return verify();
+}
+
+// Every client write is in every running member's log: once all are fenced no client writes, so
+// every member must reach the highest raft index any member reports now (entries past it are the
+// leader's own, such as etcd's v2 TTL SYNCs, which change no key unless a TTL expires). Members
+// prepared already (an interrupted run) are stopped and left out.
+Result<void> InPlaceRestore::waitForOneLog() {
+  say("[3/7] waiting for every member to hold every client write (one raft index)");
+  const auto deadline = env_.clock.now() + req_.member_timeout;
+  std::uint64_t target = 0;
+  std::string seen;
+  for (int attempt = 0; attempt < kMaxPolls; ++attempt) {
+    auto all = fanOut(agents_.size(), [&](std::size_t i) { return agents_[i]->status(); });
+    seen.clear();
+    bool answered = true;
+    std::uint64_t lowest = std::numeric_limits<std::uint64_t>::max();
+    std::uint64_t highest = 0;
+    for (std::size_t i = 0; i < all.size(); ++i) {
+      if (!all[i]) {
+        answered = false;
+        seen += (seen.empty() ? "" : ", ") + inv_.members[i].name + " " + all[i].error().message;
+        continue;
+      }
+      if (all[i]->restoring_in_place() && all[i]->held()) continue;
+      lowest = std::min(lowest, all[i]->raft_index());
+      highest = std::max(highest, all[i]->raft_index());
+      seen += (seen.empty() ? "" : ", ") + inv_.members[i].name + " " +
+              std::to_string(all[i]->raft_index());
+    }
+    if (target == 0 && answered) target = highest;
+    if (answered && (highest == 0 || (lowest > 0 && lowest >= target))) {
+      say("  every member holds the log up to raft index " + std::to_string(target) + " (" + seen +
+          ")");
+      return {};
+    }
+    if (env_.stop.stop_requested()) {
+      return fail(failed(stepName(3, "settle"), Error{Errc::kCancelled, "interrupted"}));
+    }
+    if (env_.clock.now() >= deadline) break;
+    env_.clock.sleepFor(kPoll);
+  }
+  return fail(failed(
+      stepName(3, "settle"),
+      Error{Errc::kDeadlineExceeded,
+            "the members did not all reach raft index " + std::to_string(target) + " within " +
+                formatDuration(req_.member_timeout) + " (last seen: " + seen + ")"}));
+}
+
+// Every member healthy on its fenced socket, the same member as before, and all at one revision:
+// the migrated v3 stores are alike.
+Result<void> InPlaceRestore::verifyMigrated() {
+  say("[6/7] waiting for every member to be healthy on its migrated data (fenced)");
+  std::vector<std::int64_t> revisions(agents_.size());
+  for (std::size_t i = 0; i < agents_.size(); ++i) {
+    const auto& m = inv_.members[i];
+    auto s = waitFor(i, "healthy and fenced", [](const v1::AgentStatus& st) {
+      return st.healthy() && st.fenced() && !st.held() && st.revision() > 0;
+    });
+    if (!s) return fail(failed(stepName(6, "verify " + m.name), s.error()));
+    if (m.id != 0 && s->member_id() != m.id) {
+      return fail(failed(
+          stepName(6, "verify " + m.name),
+          Error{Errc::kFailedPrecondition, describeMember(m) + " came back as member " +
+                                               hexId(s->member_id()) + ", not " + hexId(m.id)}));
+    }
+    if (s->revision() < j_.revision) {
+      return fail(failed(
+          stepName(6, "verify " + m.name),
+          Error{Errc::kFailedPrecondition, describeMember(m) + " answers revision " +
+                                               std::to_string(s->revision()) + ", below the " +
+                                               std::to_string(j_.revision) + " it had before"}));
+    }
+    revisions[i] = s->revision();
+  }
+  // The agents report the revision their last probe saw: wait until they agree.
+  const auto deadline = env_.clock.now() + req_.member_timeout;
+  for (int attempt = 0; attempt < kMaxPolls; ++attempt) {
+    if (std::ranges::all_of(revisions, [&](std::int64_t r) { return r == revisions[0]; })) break;
+    if (env_.stop.stop_requested()) {
+      return fail(failed(stepName(6, "verify"), Error{Errc::kCancelled, "interrupted"}));
+    }
+    if (env_.clock.now() >= deadline) {
+      std::string seen;
+      for (std::size_t i = 0; i < revisions.size(); ++i) {
+        seen +=
+            (seen.empty() ? "" : ", ") + inv_.members[i].name + " " + std::to_string(revisions[i]);
+      }
+      return fail(failed(stepName(6, "verify"),
+                         Error{Errc::kFailedPrecondition,
+                               "the migrated members disagree on their revision (" + seen +
+                                   "): their logs did not end alike. Abort and migrate again"}));
+    }
+    env_.clock.sleepFor(kPoll);
+    auto all = fanOut(agents_.size(), [&](std::size_t i) { return agents_[i]->status(); });
+    for (std::size_t i = 0; i < all.size(); ++i) {
+      if (all[i]) revisions[i] = all[i]->revision();
+    }
+  }
+  for (std::size_t i = 0; i < agents_.size(); ++i) {
+    say("  " + describeMember(inv_.members[i]) + ": healthy, fenced, revision " +
+        std::to_string(revisions[i]));
+  }
+  report_.revision = revisions.empty() ? 0 : revisions[0];
+  j_.phase = RestorePhase::kOpening;
+  return save();
+}
+
 // Every member healthy on its fenced socket, the same member as before, the snapshot's data.
 Result<void> InPlaceRestore::verify() {
+  if (migration()) return verifyMigrated();
   say("[5/6] waiting for every member to be healthy with the snapshot's data (fenced)");
   for (std::size_t i = 0; i < agents_.size(); ++i) {
     const auto& m = inv_.members[i];
@@ -353,17 +521,17 @@ Result<void> InPlaceRestore::verify() {
 }
 
 Result<void> InPlaceRestore::open() {
-  say("[6/6] opening the members to clients, one at a time");
+  say(at(total()) + " opening the members to clients, one at a time");
   for (const auto& name : membersToOpen(j_, names_)) {
     std::size_t i = 0;
     while (inv_.members[i].name != name) ++i;
     v1::RestoreMemberRequest open;
     open.set_action(v1::RESTORE_ACTION_OPEN);
     auto r = step(i, open);
-    if (!r) return fail(failed("step 6/6 (open " + name + ")", r.error()));
+    if (!r) return fail(failed(stepName(total(), "open " + name), r.error()));
     auto s = waitFor(i, "healthy on its client URLs",
                      [](const v1::AgentStatus& st) { return st.healthy() && !st.fenced(); });
-    if (!s) return fail(failed("step 6/6 (open " + name + ")", s.error()));
+    if (!s) return fail(failed(stepName(total(), "open " + name), s.error()));
     j_.opened.push_back(name);
     if (auto saved = save(); !saved) return saved;
     say("  " + describeMember(inv_.members[i]) + ": serving clients at " +
@@ -377,24 +545,28 @@ Result<void> InPlaceRestore::open() {
 Result<InPlaceRestoreReport> InPlaceRestore::abort(const std::vector<v1::AgentStatus>& statuses) {
   if (journaled_ && j_.phase == RestorePhase::kOpening && !j_.opened.empty()) {
     return fail(Errc::kFailedPrecondition,
-                "the restore cannot be aborted: members were opened to clients already (" +
-                    describeRestoreJournal(j_) +
-                    "), who may have written to the restored data. Finish it with `etcd-fleet "
-                    "restore`; each member's old data dir stays aside on its host "
-                    "(data.before-restore-* in its member dir)");
+                std::string(migration() ? "the migration" : "the restore") +
+                    " cannot be aborted: members were opened to clients already (" +
+                    describeRestoreJournal(j_) + "), who may have written to the " +
+                    (migration() ? "migrated" : "restored") + " data. Finish it with `" +
+                    command() + "`; each member's old data dir stays aside on its host (" +
+                    (migration() ? "data.before-migrate-*" : "data.before-restore-*") +
+                    " in its member dir)");
   }
   bool any = journaled_;
   for (const auto& s : statuses) any = any || s.restoring_in_place();
   if (!any) {
     return fail(Errc::kFailedPrecondition,
-                "no in-place restore is in progress: " + inv_.path +
+                std::string(migration() ? "no migration" : "no in-place restore") +
+                    " is in progress: " + inv_.path +
                     " has no [restore] journal and no agent reports one");
   }
   if (journaled_) {
     j_.phase = RestorePhase::kAborting;
     if (auto saved = save(); !saved) return fail(saved.error());
   }
-  say("[1/3] putting every member's old data dir back (the restored data goes)");
+  say(std::string("[1/3] putting every member's old data dir back (the ") +
+      (migration() ? "migrated" : "restored") + " data goes; a member only fenced is reopened)");
   for (std::size_t i = 0; i < agents_.size(); ++i) {
     v1::RestoreMemberRequest abort;
     abort.set_action(v1::RESTORE_ACTION_ABORT);
@@ -429,6 +601,19 @@ Result<InPlaceRestoreReport> InPlaceRestore::run() {
     j_ = std::move(*journal);
     journaled_ = true;
     report_.resumed = !req_.abort;
+    if (j_.migrate_v2 != req_.migrate_v2) {
+      return fail(Errc::kFailedPrecondition,
+                  std::string(j_.migrate_v2 ? "a v2 -> v3 migration" : "an in-place restore") +
+                      " is in progress (" + describeRestoreJournal(j_) + "): finish it with `" +
+                      command() + "`, or abort it with `" + command() + " --abort`, first");
+    }
+    if (j_.migrate_v2 && !req_.abort && j_.no_ttl != req_.no_ttl) {
+      return fail(Errc::kFailedPrecondition,
+                  std::string("the migration in progress runs ") +
+                      (j_.no_ttl ? "with" : "without") + " --no-ttl: re-run it " +
+                      (j_.no_ttl ? "with" : "without") +
+                      " it to finish it, or abort it with `etcd-fleet migrate --abort`");
+    }
     if (!req_.abort && !req_.snapshot.empty() && req_.snapshot != j_.snapshot) {
       return fail(Errc::kFailedPrecondition,
                   "a restore of " + j_.snapshot + " is in progress (" + describeRestoreJournal(j_) +
@@ -441,9 +626,10 @@ Result<InPlaceRestoreReport> InPlaceRestore::run() {
                       " is in progress: finish it with `etcd-fleet "
                       "restore` (no --latest), or abort it with `etcd-fleet restore --abort`");
     }
-    say((req_.abort ? "aborting the restore in progress: " : "resuming the restore: ") +
+    const std::string flow = migration() ? "migration" : "restore";
+    say((req_.abort ? "aborting the " + flow + " in progress: " : "resuming the " + flow + ": ") +
         describeRestoreJournal(j_));
-  } else if (!req_.abort && req_.snapshot.empty() && !req_.latest) {
+  } else if (!req_.abort && !req_.migrate_v2 && req_.snapshot.empty() && !req_.latest) {
     return fail(Errc::kInvalidArgument,
                 "no restore is in progress (" + inv_.path +
                     " has no [restore] journal): name the snapshot to restore, or --latest");
@@ -455,6 +641,32 @@ Result<InPlaceRestoreReport> InPlaceRestore::run() {
   report_.members = agents_.size();
   if (req_.abort) return abort(*all);
 
+  if (!journaled_ && req_.migrate_v2) {
+    say("[1/7] checking the agents and the cluster");
+    if (auto r = checkMembers(*all); !r) return fail(r.error());
+    std::int64_t revision = 0;
+    for (const auto& st : *all) revision = std::max(revision, st.revision());
+    if (!req_.confirmed) {
+      return fail(Errc::kFailedPrecondition,
+                  "migrate turns the v2 keys of cluster \"" + inv_.cluster_token + "\" (" +
+                      std::to_string(agents_.size()) +
+                      " members) into v3 keys with etcdctl migrate: every member is fenced from "
+                      "clients and stopped at the same point of its log, migrated and started "
+                      "again; clients get no answer until the members are opened again, one at a "
+                      "time (each member's data is kept aside on its host, and --abort puts it "
+                      "back until a member is opened). Re-run with --yes to go ahead");
+    }
+    j_ = {.phase = RestorePhase::kRestoring,
+          .snapshot = {},
+          .sha256 = {},
+          .revision = revision,
+          .opened = {},
+          .started_at = formatRfc3339(std::chrono::system_clock::now()),
+          .migrate_v2 = true,
+          .no_ttl = req_.no_ttl};
+    journaled_ = true;
+    if (auto saved = save(); !saved) return fail(saved.error());
+  }
   if (!journaled_) {
     say("[1/6] checking the agents, the cluster and the snapshot");
     if (auto r = checkMembers(*all); !r) return fail(r.error());
@@ -485,15 +697,16 @@ Result<InPlaceRestoreReport> InPlaceRestore::run() {
   }
   report_.snapshot = j_.snapshot;
   report_.revision = j_.revision;
+  report_.migrated = j_.migrate_v2;
 
   if (j_.phase == RestorePhase::kAborting) {
-    return fail(Errc::kFailedPrecondition, "an abort of the restore is in progress (" +
-                                               describeRestoreJournal(j_) +
-                                               "): finish it with `etcd-fleet restore --abort`");
+    return fail(Errc::kFailedPrecondition, "an abort is in progress (" +
+                                               describeRestoreJournal(j_) + "): finish it with `" +
+                                               command() + " --abort`");
   }
   // Opening: every OPEN is idempotent, and each member is waited for until it serves clients.
   if (j_.phase == RestorePhase::kRestoring) {
-    if (auto r = restore(*all); !r) return fail(r.error());
+    if (auto r = migration() ? migrate(*all) : restore(*all); !r) return fail(r.error());
   }
   if (auto r = open(); !r) return fail(r.error());
 

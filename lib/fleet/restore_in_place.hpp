@@ -26,6 +26,22 @@
 // phase and member opened: re-running the command after an interruption finishes the job (every
 // agent step is idempotent). `--abort` (before any member was opened) puts every member's old
 // data dir back and starts it as it ran before.
+//
+// `etcd-fleet migrate` (v2 -> v3, `migrate_v2`) is the same flow on the members' own data:
+//   1. check  as above; a fresh migration needs `confirmed` too;
+//   2. fence  every member, one at a time (FENCE: restarted on its fenced socket): from here no
+//             client write lands on any member, so every member's raft log ends the same;
+//   3. settle wait until every member reports the same raft index;
+//   4. prepare every member (PREPARE migrate_v2): stopped, its data kept aside
+//             (data.before-migrate-<UTC>), held;
+//   5. start  every member: its agent copies the data kept aside, runs `etcdctl migrate` on the
+//             copy and refuses it if a v2 key landed inside the v3 history
+//             (agent/restore/migrate.hpp); then etcd starts on it, fenced;
+//   6. verify every member healthy, fenced, the same member ID as before, and all at one revision;
+//   7. open   as above.
+// etcdctl migrate needs every member stopped at the same point of the log (it applies the whole
+// WAL to its v2 store and sets the v3 store's revision from the raft indexes): a member-by-member
+// migration would leave the members' v3 stores different, so the whole cluster pauses for it.
 
 #include <cstddef>
 #include <cstdint>
@@ -48,6 +64,10 @@ struct InPlaceRestoreRequest {
   bool confirmed = false;  // --yes: a fresh restore rolls the cluster back; refused without it
   Duration member_timeout = std::chrono::minutes(2);  // each member's restore, start and open
   Duration call_timeout = std::chrono::seconds(10);   // each agent call that does not wait
+  // `etcd-fleet migrate` (migrate.hpp): the same flow with no snapshot; each agent migrates its
+  // member's own data (etcdctl migrate, --no-ttl with no_ttl) instead of restoring one.
+  bool migrate_v2 = false;
+  bool no_ttl = false;
 };
 
 struct InPlaceRestoreReport {
@@ -58,6 +78,7 @@ struct InPlaceRestoreReport {
   std::int64_t revision = 0;  // the snapshot's
   std::int64_t keys = -1;     // the snapshot's keys (-1 when unknown: a resumed run)
   std::size_t new_ids = 0;    // members that came back with a new ID (joined after the bootstrap)
+  bool migrated = false;      // a v2 -> v3 migration; `revision` is the migrated store's
 };
 
 // Failures after the first change say which step failed and that re-running resumes (kCancelled

@@ -33,7 +33,7 @@ std::string_view restorePhaseName(RestorePhase phase) {
 }
 
 std::map<std::string, std::string> restoreJournalToMap(const RestoreJournal& journal) {
-  return {
+  std::map<std::string, std::string> out{
       {"phase", std::string(restorePhaseName(journal.phase))},
       {"snapshot", journal.snapshot},
       {"sha256", journal.sha256},
@@ -41,6 +41,11 @@ std::map<std::string, std::string> restoreJournalToMap(const RestoreJournal& jou
       {"opened", joined(journal.opened)},
       {"started_at", journal.started_at},
   };
+  if (journal.migrate_v2) {
+    out["migrate_v2"] = "true";
+    out["no_ttl"] = journal.no_ttl ? "true" : "false";
+  }
+  return out;
 }
 
 Result<RestoreJournal> restoreJournalFromMap(const std::map<std::string, std::string>& table,
@@ -54,7 +59,7 @@ Result<RestoreJournal> restoreJournalFromMap(const std::map<std::string, std::st
   };
   for (const auto& [key, value] : table) {
     if (key != "phase" && key != "snapshot" && key != "sha256" && key != "revision" &&
-        key != "opened" && key != "started_at") {
+        key != "opened" && key != "started_at" && key != "migrate_v2" && key != "no_ttl") {
       return bad(key, "is not a key of the restore journal (written by a newer etcd-fleet?)");
     }
   }
@@ -73,11 +78,25 @@ Result<RestoreJournal> restoreJournalFromMap(const std::map<std::string, std::st
   } else {
     return bad("phase", "is \"" + phase + "\", expected restoring, opening or aborting");
   }
+  for (const char* flag : {"migrate_v2", "no_ttl"}) {
+    const std::string v = get(flag);
+    if (!v.empty() && v != "true" && v != "false") {
+      return bad(flag, "is \"" + v + "\", expected true or false");
+    }
+  }
+  j.migrate_v2 = get("migrate_v2") == "true";
+  j.no_ttl = get("no_ttl") == "true";
   j.snapshot = get("snapshot");
-  if (j.snapshot.empty()) return bad("snapshot", "is missing");
   j.sha256 = get("sha256");
-  if (!isSha256Hex(j.sha256)) {
-    return bad("sha256", "is \"" + j.sha256 + "\", expected 64 lower-case hex digits");
+  if (j.migrate_v2) {
+    if (!j.snapshot.empty() || !j.sha256.empty()) {
+      return bad("snapshot", "is set in the journal of a migration, which restores none");
+    }
+  } else {
+    if (j.snapshot.empty()) return bad("snapshot", "is missing");
+    if (!isSha256Hex(j.sha256)) {
+      return bad("sha256", "is \"" + j.sha256 + "\", expected 64 lower-case hex digits");
+    }
   }
   const std::string revision = get("revision");
   const auto* end = revision.data() + revision.size();
@@ -102,10 +121,15 @@ Result<RestoreJournal> restoreJournalFromMap(const std::map<std::string, std::st
 
 Result<void> checkNoRestoreInProgress(const Inventory& inventory, std::string_view what) {
   if (inventory.restore.empty()) return {};
+  const auto m = inventory.restore.find("migrate_v2");
+  const bool migration = m != inventory.restore.end() && m->second == "true";
+  const std::string flow = migration ? "a v2 -> v3 migration" : "an in-place restore";
+  const std::string command = migration ? "migrate" : "restore";
   return fail(Errc::kFailedPrecondition,
-              std::string(what) + " waits: an in-place restore is in progress (" + inventory.path +
-                  " [restore]). Finish it first by running `etcd-fleet restore` again (it resumes "
-                  "where it stopped), or undo it with `etcd-fleet restore --abort`");
+              std::string(what) + " waits: " + flow + " is in progress (" + inventory.path +
+                  " [restore]). Finish it first by running `etcd-fleet " + command +
+                  "` again (it resumes where it stopped), or undo it with `etcd-fleet " + command +
+                  " --abort`");
 }
 
 std::vector<std::string> membersToOpen(const RestoreJournal& journal,
@@ -119,8 +143,11 @@ std::vector<std::string> membersToOpen(const RestoreJournal& journal,
 }
 
 std::string describeRestoreJournal(const RestoreJournal& journal) {
-  std::string out = "phase " + std::string(restorePhaseName(journal.phase)) + ", snapshot " +
-                    journal.snapshot + " (sha256 " + journal.sha256.substr(0, 12) + "...)";
+  std::string out = "phase " + std::string(restorePhaseName(journal.phase)) +
+                    (journal.migrate_v2 ? std::string(", v2 -> v3 migration") +
+                                              (journal.no_ttl ? " (--no-ttl)" : "")
+                                        : ", snapshot " + journal.snapshot + " (sha256 " +
+                                              journal.sha256.substr(0, 12) + "...)");
   if (!journal.started_at.empty()) out += ", started " + journal.started_at;
   if (!journal.opened.empty()) out += "; opened: " + joined(journal.opened);
   return out;

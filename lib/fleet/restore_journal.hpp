@@ -37,6 +37,10 @@ struct RestoreJournal {
   std::int64_t revision = 0;  // its revision: the restored members must report at least this
   std::vector<std::string> opened;  // members opened to clients, in the order they were
   std::string started_at;           // RFC 3339, for the operator
+  // `etcd-fleet migrate` (v2 -> v3, migrate.hpp): the same phases with no snapshot (snapshot and
+  // sha256 empty, revision the v3 store's before the migration).
+  bool migrate_v2 = false;
+  bool no_ttl = false;
 };
 
 // "restoring", "opening", "aborting" (the journal's spelling).

@@ -95,7 +95,13 @@ struct FakeHost {
   std::int64_t revision_before = 0;
   std::int64_t restored_revision = 4;
   bool restored = false;  // its data came from the snapshot (OPEN keeps it)
-  unsigned restarts = 0;  // etcd restarted by SetMemberTls
+  // A v2 -> v3 migration (PREPARE migrate_v2): restoring_sha is "migrate-v2" (or
+  // "migrate-v2-no-ttl"); START gives `migrated_revision`, or fails as a refused migration does
+  // (crash looping with `refuse_migration` as its error).
+  std::int64_t migrated_revision = 620;
+  std::string refuse_migration;
+  std::uint64_t raft_index = 1000;  // what its status reports
+  unsigned restarts = 0;            // etcd restarted by SetMemberTls
   // Its etcd keeps exiting after SetMemberTls restarts it (a certificate file missing).
   bool crash_on_tls_step = false;
 };
@@ -254,6 +260,7 @@ class FakeFleet {
     s.set_held(h.held);
     s.set_fenced(h.fenced);
     s.set_revision(h.revision);
+    s.set_raft_index(h.raft_index);
     if (h.started) s.set_etcd_pid(h.etcd_pid);
     s.set_etcd_binary(h.etcd_binary);
     if (h.started && !h.stopped) {
@@ -569,7 +576,11 @@ class FakeAgent final : public fleet::AgentApi {
     const std::string action = req.action() == v1::RESTORE_ACTION_PREPARE ? "PREPARE"
                                : req.action() == v1::RESTORE_ACTION_START ? "START"
                                : req.action() == v1::RESTORE_ACTION_OPEN  ? "OPEN"
+                               : req.action() == v1::RESTORE_ACTION_FENCE ? "FENCE"
                                                                           : "ABORT";
+    const std::string flow_sha = !req.migrate_v2() ? req.sha256()
+                                 : req.no_ttl()    ? std::string("migrate-v2-no-ttl")
+                                                   : std::string("migrate-v2");
     return with("restoreMember " + action, [&](FakeHost& h) -> Result<v1::AgentStatus> {
       auto stop = [&] {
         h.started = false;
@@ -583,7 +594,7 @@ class FakeAgent final : public fleet::AgentApi {
       switch (req.action()) {
         case v1::RESTORE_ACTION_PREPARE:
           if (!h.restoring_sha.empty()) {
-            if (h.restoring_sha != req.sha256()) {
+            if (h.restoring_sha != flow_sha) {
               return fail(Errc::kFailedPrecondition,
                           "agent " + address_ +
                               ": an in-place restore of another snapshot is "
@@ -592,19 +603,38 @@ class FakeAgent final : public fleet::AgentApi {
             if (h.held) stop();
             break;
           }
-          if (req.snapshot().empty()) {
+          if (req.snapshot().empty() && !req.migrate_v2()) {
             return fail(Errc::kInvalidArgument, "agent " + address_ + ": snapshot: missing");
           }
           stop();
-          h.restoring_sha = req.sha256();
+          h.restoring_sha = flow_sha;
           h.revision_before = h.revision;
           h.held = true;
           h.fenced = true;
-          h.started_once = false;
+          if (!req.migrate_v2()) h.started_once = false;
+          break;
+        case v1::RESTORE_ACTION_FENCE:
+          if (h.fenced) break;
+          if (h.held) return fail(Errc::kFailedPrecondition, "agent " + address_ + ": held");
+          h.fenced = true;
+          start();
           break;
         case v1::RESTORE_ACTION_START:
           if (h.held) {
             h.held = false;
+            if (h.restoring_sha.starts_with("migrate-v2")) {
+              if (!h.refuse_migration.empty()) {
+                h.stopped = false;
+                h.started = false;
+                h.last_error = h.refuse_migration;
+                h.crash_looping = true;
+                break;
+              }
+              start();
+              if (!h.restored) h.revision = h.migrated_revision;
+              h.restored = true;
+              break;
+            }
             start();
             if (!h.restoring_sha.empty() && !h.restored) {
               h.revision = h.restored_revision;
@@ -631,7 +661,14 @@ class FakeAgent final : public fleet::AgentApi {
           start();
           break;
         default:  // ABORT
-          if (h.restoring_sha.empty()) break;
+          if (h.restoring_sha.empty()) {
+            if (h.fenced && !h.held) {  // only fenced: opened again
+              h.fenced = false;
+              start();
+            }
+            break;
+          }
+          h.crash_looping = false;
           stop();
           h.restoring_sha.clear();
           h.fenced = false;

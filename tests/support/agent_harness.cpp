@@ -38,8 +38,9 @@ AgentHarness::AgentHarness(const std::string& dir, AgentOptions options)
       << socketPath() << "\"\ninsecure = " << (options_.insecure ? "true" : "false")
       << "\n[enroll]\ntoken_file = \"" << tokenFile() << "\"\n[etcd]\nbinary = \""
       << options_.etcd_binary << "\"\n"
-      << "extra_flags = [\"--heartbeat-interval=50\", \"--election-timeout=500\"]\n"
-      << options_.extra_config;
+      << "extra_flags = [\"--heartbeat-interval=50\", \"--election-timeout=500\"";
+  for (const auto& flag : options_.etcd_flags) cfg << ", \"" << flag << "\"";
+  cfg << "]\n" << options_.extra_config;
 }
 
 AgentHarness::~AgentHarness() {

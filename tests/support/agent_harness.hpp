@@ -17,6 +17,7 @@ struct AgentOptions {
   std::string host = "127.0.0.1";
   std::string token = "test-cluster";
   std::string extra_config;                   // appended to agent.toml
+  std::vector<std::string> etcd_flags;        // added to [etcd] extra_flags
   std::string etcd_binary = "/usr/bin/etcd";  // [etcd] binary
   // agent.insecure: plaintext on its loopback api_listen until enrolled (a fleet on one machine,
   // as most tests want it); false = the secure default, which waits for an enrollment token.

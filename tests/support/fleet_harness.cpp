@@ -19,7 +19,8 @@ FleetHarness::FleetHarness(Options options) : options_(std::move(options)) {
         dir, AgentOptions{.name = name,
                           .host = "127.0.0." + std::to_string(options_.first_host + i),
                           .token = options_.token,
-                          .extra_config = options_.extra_config}));
+                          .extra_config = options_.extra_config,
+                          .etcd_flags = options_.etcd_flags}));
   }
 }
 

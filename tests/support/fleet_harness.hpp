@@ -17,9 +17,10 @@ class FleetHarness {
  public:
   struct Options {
     int size = 3;
-    int first_host = 11;                 // 127.0.0.<first_host + i>
-    std::string token = "test-cluster";  // the agents' configured [cluster] token
-    std::string extra_config;            // appended to every agent's agent.toml
+    int first_host = 11;                  // 127.0.0.<first_host + i>
+    std::string token = "test-cluster";   // the agents' configured [cluster] token
+    std::string extra_config;             // appended to every agent's agent.toml
+    std::vector<std::string> etcd_flags;  // added to every agent's [etcd] extra_flags
   };
 
   explicit FleetHarness(Options options);

@@ -425,4 +425,49 @@ Result<SnapshotStatus> snapshotStatusOf(std::string_view db) {
   return st;
 }
 
+Result<void> forEachKeyRevision(
+    std::string_view db,
+    const std::function<Result<void>(std::int64_t main, std::string_view key,
+                                     std::string_view value)>& visit,
+    std::int64_t max_main) {
+  BoltReader bolt(db);
+  if (auto r = bolt.open(); !r) return fail(r.error());
+  // Past max_main the walk ends: keys are visited in order, so none after it is wanted. The end
+  // travels up as this one error and is no failure.
+  const Error past{Errc::kCancelled, "past the last revision asked for"};
+  bool ended = false;
+  auto none = [](const Page&) {};
+  auto r = bolt.forEach(
+      bolt.meta().root, {},
+      [&](std::string_view name, std::string_view value, bool is_bucket) -> Result<void> {
+        if (name != "key") return {};
+        if (!is_bucket || value.size() < 16) {
+          return fail(Errc::kInvalidArgument, "the \"key\" bucket is not a bucket");
+        }
+        const auto root = load<std::uint64_t>(value, 0);
+        std::string_view inline_page = root == 0 ? value.substr(16) : std::string_view{};
+        return bolt.forEach(
+            root, inline_page,
+            [&](std::string_view k, std::string_view v, bool sub_bucket) -> Result<void> {
+              if (sub_bucket || k.size() < 8) {
+                return fail(Errc::kInvalidArgument,
+                            "the \"key\" bucket holds an entry that is no revision");
+              }
+              std::uint64_t main = 0;
+              for (std::size_t i = 0; i < 8; ++i) {
+                main = (main << 8) | static_cast<unsigned char>(k[i]);
+              }
+              if (main > static_cast<std::uint64_t>(max_main)) {
+                ended = true;
+                return fail(past);
+              }
+              return visit(static_cast<std::int64_t>(main), k, v);
+            },
+            none);
+      },
+      none);
+  if (!r && !ended) return fail(r.error());
+  return {};
+}
+
 }  // namespace etcdagent::etcd

@@ -5,6 +5,8 @@
 // `snapshot status` and `bootstrap --from-snapshot`, and by the agent's snapshot checks.
 
 #include <cstdint>
+#include <functional>
+#include <limits>
 #include <string>
 #include <string_view>
 
@@ -22,6 +24,17 @@ struct SnapshotStatus {
 // Reads a bbolt file (read-only) from bytes, with the integrity check bbolt's tx.Check() makes;
 // errors say what is wrong with it.
 Result<SnapshotStatus> snapshotStatusOf(std::string_view db);
+
+// Calls visit(main_revision, key, value) for every entry of etcd's "key" bucket (its MVCC history:
+// key = 8-byte big-endian main revision, '_', 8-byte sub revision, and 't' for a tombstone; value =
+// the mvccpb.KeyValue) in revision order, up to and including `max_main` (all of them with the
+// default). No integrity check beyond the pages walked: for a database already checked, or read
+// to compare. A database without a "key" bucket visits nothing.
+Result<void> forEachKeyRevision(
+    std::string_view db,
+    const std::function<Result<void>(std::int64_t main, std::string_view key,
+                                     std::string_view value)>& visit,
+    std::int64_t max_main = std::numeric_limits<std::int64_t>::max());
 
 // The sha256 trailer check of a snapshot file (as `etcdctl snapshot restore` makes it); on bytes
 // in memory: verifySnapshotBytes (common/snapshot_digest.hpp).

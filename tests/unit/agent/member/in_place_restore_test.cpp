@@ -201,6 +201,98 @@ TEST(InPlaceRestore, AbortOfAPreparedMemberNeedsNoHoldFirstItIsHeldAlready) {
   EXPECT_TRUE(abort.next.held());
 }
 
+// ---- v2 -> v3 migration (etcd-fleet migrate): FENCE, then PREPARE with migrate_v2 ----
+
+v1::RestoreMemberRequest migrate(bool no_ttl = false) {
+  v1::RestoreMemberRequest r;
+  r.set_action(v1::RESTORE_ACTION_PREPARE);
+  r.set_migrate_v2(true);
+  r.set_no_ttl(no_ttl);
+  return r;
+}
+
+RestoreContext migrationContext(bool stopped = false) {
+  auto c = context(stopped);
+  c.aside_name = asideName(1796465700, true);
+  return c;
+}
+
+TEST(MigrateMember, FenceRestartsTheRunningMemberFencedAndNothingElse) {
+  const auto s = running();
+  const auto fence = stepOf(s, v1::RESTORE_ACTION_FENCE);
+  EXPECT_TRUE(fence.changed);
+  EXPECT_TRUE(fence.stop && fence.start);
+  EXPECT_EQ(fence.data, DataMove::kNone);
+  auto expected = s;
+  expected.set_fenced(true);
+  EXPECT_EQ(fence.next.SerializeAsString(), expected.SerializeAsString());
+  // Asked again: nothing. A member stopped by request is fenced without being started.
+  const auto again = stepOf(fence.next, v1::RESTORE_ACTION_FENCE);
+  EXPECT_FALSE(again.changed || again.stop || again.start);
+  const auto stopped = stepOf(s, v1::RESTORE_ACTION_FENCE, true);
+  EXPECT_TRUE(stopped.changed);
+  EXPECT_FALSE(stopped.stop || stopped.start);
+}
+
+TEST(MigrateMember, AbortOfAMemberOnlyFencedOpensItAgain) {
+  const auto fenced = stepOf(running(), v1::RESTORE_ACTION_FENCE).next;
+  const auto abort = stepOf(fenced, v1::RESTORE_ACTION_ABORT);
+  EXPECT_TRUE(abort.changed);
+  EXPECT_TRUE(abort.stop && abort.start);
+  EXPECT_EQ(abort.data, DataMove::kNone);
+  EXPECT_EQ(abort.next.SerializeAsString(), running().SerializeAsString());
+}
+
+TEST(MigrateMember, PrepareKeepsThePlanAndSetsTheDataAsideForStartToMigrateACopy) {
+  const auto fenced = stepOf(running(), v1::RESTORE_ACTION_FENCE).next;
+  auto step = restoreStep(fenced, migrate(true), migrationContext());
+  ASSERT_TRUE(step) << step.error().message;
+  EXPECT_TRUE(step->changed && step->stop);
+  EXPECT_FALSE(step->start) << "held until START";
+  EXPECT_EQ(step->data, DataMove::kSetAside);
+  EXPECT_EQ(step->aside, "data.before-migrate-20261205T101500Z");
+  const auto& n = step->next;
+  EXPECT_TRUE(n.held() && n.fenced());
+  EXPECT_EQ(n.plan().SerializeAsString(), running().plan().SerializeAsString())
+      << "the same plan: etcd starts on its own data again, migrated";
+  EXPECT_TRUE(n.started_once());
+  EXPECT_TRUE(n.restore().migrate_v2());
+  EXPECT_TRUE(n.restore().no_ttl());
+  EXPECT_TRUE(n.restore().snapshot_sha256().empty());
+  EXPECT_EQ(n.restore().before().SerializeAsString(), running().SerializeAsString())
+      << "ABORT puts back the member as it ran, unfenced";
+
+  // Asked again: only finishes stopping and moving; a restore (or other options) is refused.
+  auto again = restoreStep(n, migrate(true), migrationContext(true));
+  ASSERT_TRUE(again);
+  EXPECT_FALSE(again->changed);
+  EXPECT_EQ(again->data, DataMove::kSetAside);
+  auto other = restoreStep(n, migrate(false), migrationContext());
+  ASSERT_FALSE(other);
+  EXPECT_THAT(other.error().message,
+              HasSubstr("a v2 -> v3 migration (etcd-fleet migrate) is under way on member m1"));
+  EXPECT_THAT(other.error().message, HasSubstr("etcd-fleet migrate --abort"));
+  auto restore = restoreStep(n, ask(v1::RESTORE_ACTION_PREPARE), context());
+  ASSERT_FALSE(restore);
+  EXPECT_THAT(restore.error().message, HasSubstr("migration"));
+  // And a migration is refused while a restore is under way.
+  const auto restoring = stepOf(running(), v1::RESTORE_ACTION_PREPARE).next;
+  auto refused = restoreStep(restoring, migrate(), migrationContext());
+  ASSERT_FALSE(refused);
+  EXPECT_THAT(refused.error().message, HasSubstr("an in-place restore of another snapshot"));
+}
+
+TEST(MigrateMember, AbortAfterStartPutsTheUnmigratedDataAndTheUnfencedStateBack) {
+  auto prepared = restoreStep(running(), migrate(), migrationContext());
+  ASSERT_TRUE(prepared);
+  const auto started = stepOf(prepared->next, v1::RESTORE_ACTION_START, true).next;
+  const auto abort = stepOf(started, v1::RESTORE_ACTION_ABORT);
+  EXPECT_EQ(abort.data, DataMove::kPutBack);
+  EXPECT_EQ(abort.aside, "data.before-migrate-20261205T101500Z");
+  const auto start = stepOf(abort.next, v1::RESTORE_ACTION_START, true);
+  EXPECT_EQ(start.next.SerializeAsString(), running().SerializeAsString());
+}
+
 TEST(InPlaceRestore, AnUnknownActionIsRefused) {
   v1::RestoreMemberRequest r;
   auto step = restoreStep(running(), r, context());

@@ -70,6 +70,9 @@ TEST_F(Zstd, AFileComesBackByteForByteInAnyChunking) {
   }
   EXPECT_TRUE(zstdName("m1-20261204T020000Z.db.zst"));
   EXPECT_FALSE(zstdName("m1-20261204T020000Z.db"));
+  EXPECT_EQ(uncompressedName("m1-20261204T020000Z.db.zst"), "m1-20261204T020000Z.db");
+  EXPECT_EQ(uncompressedName("m1-20261204T020000Z.bad.zst"), "m1-20261204T020000Z.bad");
+  EXPECT_EQ(uncompressedName("m1-20261204T020000Z.db"), "m1-20261204T020000Z.db");
 }
 
 TEST_F(Zstd, DamagedTruncatedOrForeignBytesAreRefused) {

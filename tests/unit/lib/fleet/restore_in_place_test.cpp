@@ -8,6 +8,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 
 #include "common/encoding.hpp"
@@ -295,6 +296,131 @@ TEST_F(InPlaceRestoreFlow, AMemberOutsideTheInventoryRefusesTheRestore) {
   EXPECT_THAT(r.error().message, HasSubstr("member m3 ("));
   EXPECT_THAT(r.error().message, HasSubstr("is not in " + w.inventoryPath()));
   EXPECT_TRUE(steps().empty());
+}
+
+// ---- etcd-fleet migrate (v2 -> v3): the same flow, every member fenced first ----
+
+struct MigrateFlow : InPlaceRestoreFlow {
+  Result<fleet::InPlaceRestoreReport> migrate(bool yes = true, bool no_ttl = false) {
+    return fleet::restoreInPlace(w.env(), {.inventory = w.inventory(),
+                                           .confirmed = yes,
+                                           .member_timeout = std::chrono::seconds(5),
+                                           .migrate_v2 = true,
+                                           .no_ttl = no_ttl});
+  }
+  Result<fleet::InPlaceRestoreReport> abortMigration() {
+    return fleet::restoreInPlace(w.env(),
+                                 {.inventory = w.inventory(), .abort = true, .migrate_v2 = true});
+  }
+};
+
+TEST_F(MigrateFlow, FencesEveryMemberThenPreparesStartsAndOpensThem) {
+  std::vector<std::uint64_t> ids;
+  for (auto* h : hosts) ids.push_back(h->member_id);
+  auto r = migrate();
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_TRUE(r->migrated);
+  EXPECT_EQ(r->revision, 620);
+  std::vector<std::string> expected;
+  for (const char* action : {"FENCE", "PREPARE", "START", "OPEN"}) {
+    for (int i = 1; i <= 3; ++i) {
+      expected.push_back("127.0.0.1" + std::to_string(i) + ":2378 restoreMember " + action);
+    }
+  }
+  auto seen = steps();
+  ASSERT_EQ(seen.size(), expected.size());
+  // The PREPAREs go out at once (any order); every other step in the inventory's order.
+  std::sort(seen.begin() + 3, seen.begin() + 6);
+  EXPECT_EQ(seen, expected);
+  EXPECT_EQ(w.fleet.count("uploadSnapshot"), 0U) << "a migration uploads nothing";
+  for (std::size_t i = 0; i < hosts.size(); ++i) {
+    EXPECT_EQ(hosts[i]->member_id, ids[i]);
+    EXPECT_EQ(hosts[i]->revision, 620) << "its own data, migrated";
+    EXPECT_TRUE(hosts[i]->started);
+    EXPECT_FALSE(hosts[i]->fenced || hosts[i]->held);
+  }
+  EXPECT_TRUE(w.progress.said("[3/7] waiting for every member to hold every client write"));
+  EXPECT_TRUE(w.progress.said("every member holds the log up to raft index 1000"));
+  EXPECT_TRUE(w.progress.said("member m2 (127.0.0.12:2378): healthy, fenced, revision 620"));
+  EXPECT_TRUE(w.inventory().restore.empty());
+}
+
+TEST_F(MigrateFlow, WithoutYesItSaysWhatItWouldDoAndChangesNothing) {
+  auto r = migrate(false);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, Errc::kFailedPrecondition);
+  EXPECT_THAT(r.error().message, HasSubstr("Re-run with --yes"));
+  EXPECT_TRUE(steps().empty());
+  EXPECT_TRUE(w.inventory().restore.empty());
+}
+
+TEST_F(MigrateFlow, MembersThatNeverCatchUpWithTheLogStopItBeforeAnyStops) {
+  hosts[1]->raft_index = 1003;
+  auto r = migrate();
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, Errc::kFailedPrecondition);
+  EXPECT_THAT(r.error().message, HasSubstr("step 3/7 (settle) failed"));
+  EXPECT_THAT(r.error().message, HasSubstr("m1 1000, m2 1003, m3 1000"));
+  EXPECT_EQ(w.fleet.count("restoreMember PREPARE"), 0U) << "no member stopped";
+  // --abort reopens the members only fenced.
+  auto a = abortMigration();
+  ASSERT_TRUE(a) << a.error().message;
+  for (auto* h : hosts) {
+    EXPECT_FALSE(h->fenced) << h->member_name;
+    EXPECT_TRUE(h->started);
+  }
+  EXPECT_TRUE(w.inventory().restore.empty());
+}
+
+TEST_F(MigrateFlow, ARefusedMigrationSaysWhyAndAbortPutsEveryMembersDataBack) {
+  hosts[2]->refuse_migration =
+      "v2 -> v3 migration of member m3 refused: etcdctl migrate put v2 key /old at revision 9";
+  auto r = migrate();
+  ASSERT_FALSE(r);
+  EXPECT_THAT(r.error().message, HasSubstr("step 6/7 (verify m3) failed"));
+  EXPECT_THAT(r.error().message, HasSubstr("put v2 key /old at revision 9"));
+  EXPECT_THAT(r.error().message, HasSubstr("`etcd-fleet migrate --abort`"));
+  // Another flow waits for it, and a restore cannot take its journal over.
+  auto restore_now = restore(snapshot);
+  ASSERT_FALSE(restore_now);
+  EXPECT_THAT(restore_now.error().message, HasSubstr("a v2 -> v3 migration is in progress"));
+  EXPECT_THAT(fleet::checkNoRestoreInProgress(w.inventory(), "member add").error().message,
+              HasSubstr("member add waits: a v2 -> v3 migration is in progress"));
+
+  auto a = abortMigration();
+  ASSERT_TRUE(a) << a.error().message;
+  EXPECT_TRUE(a->aborted);
+  for (auto* h : hosts) {
+    EXPECT_EQ(h->revision, 500) << h->member_name << " runs on its old data";
+    EXPECT_TRUE(h->started);
+    EXPECT_FALSE(h->fenced || h->held);
+    EXPECT_TRUE(h->restoring_sha.empty());
+  }
+  EXPECT_TRUE(w.inventory().restore.empty());
+}
+
+TEST_F(MigrateFlow, AnInterruptedMigrationIsFinishedByRunningItAgainWithTheSameOptions) {
+  w.fleet.failNext("restoreMember START@127.0.0.12:2378",
+                   Error{Errc::kUnavailable, "agent 127.0.0.12:2378: connection reset"});
+  auto r = migrate(true, true);
+  ASSERT_FALSE(r);
+  EXPECT_THAT(r.error().message, HasSubstr("step 5/7 (start m2) failed"));
+  auto journal = fleet::restoreJournalFromMap(w.inventory().restore, w.inventoryPath());
+  ASSERT_TRUE(journal) << journal.error().message;
+  EXPECT_TRUE(journal->migrate_v2);
+  EXPECT_TRUE(journal->no_ttl);
+  auto other = migrate(true, false);
+  ASSERT_FALSE(other);
+  EXPECT_THAT(other.error().message, HasSubstr("runs with --no-ttl"));
+  auto again = migrate(true, true);
+  ASSERT_TRUE(again) << again.error().message;
+  EXPECT_TRUE(again->resumed);
+  for (auto* h : hosts) {
+    EXPECT_EQ(h->revision, 620);
+    EXPECT_FALSE(h->fenced);
+  }
+  EXPECT_EQ(w.fleet.count("restoreMember PREPARE"), 6U) << "asked again: idempotent";
+  EXPECT_TRUE(w.inventory().restore.empty());
 }
 
 }  // namespace
