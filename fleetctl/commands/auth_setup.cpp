@@ -33,7 +33,8 @@ CommandResult runAuthSetup(Context& ctx) {
   auto done = setupAuth((*seams)->env(),
                         {.inventory = std::move(*inventory),
                          .endpoints = ctx.global().endpoints_set ? ctx.global().client.endpoints
-                                                                 : std::vector<std::string>{}});
+                                                                 : std::vector<std::string>{},
+                         .agents_root = ctx.flags().getBool("agents-root")});
   if (!done) return flowError(done.error());
   if (!print_password) return {};
   auto password = loadRootPassword(done->password_file);
@@ -51,7 +52,7 @@ CommandResult runAuthSetup(Context& ctx) {
 Command authSetupCommand() {
   return {
       .name = "setup",
-      .usage = "auth setup [--print-root-password]",
+      .usage = "auth setup [--agents-root] [--print-root-password]",
       .summary = "Sets up etcd's RBAC for the fleet's certificates, then enables authentication",
       .description =
           "\tetcd takes a client certificate's common name as the user name (--client-cert-auth),\n"
@@ -61,11 +62,18 @@ Command authSetupCommand() {
           "\tpassword, kept in <inventory dir>/pki/root.password (mode 0600) and printed only\n"
           "\twith --print-root-password. Then authentication is enabled. Only what is missing\n"
           "\tis created; with everything in place and auth on, nothing changes. A plaintext\n"
-          "\tcluster, or one that serves clients without certificates, is refused.",
+          "\tcluster, or one that serves clients without certificates, is refused.\n"
+          "\t--agents-root grants the agents' users the root role too: etcd 3.4 lets only root\n"
+          "\ttake snapshots and defragment, so the agents' scheduled snapshots, [defrag] policy\n"
+          "\tand NOSPACE recovery need it; members added later get it as well. Nothing is\n"
+          "\trevoked: to take it back, `etcd-fleet user revoke-role etcd-agent:<member> root`.",
       .flags =
           [](FlagSet& f) {
             f.boolean("print-root-password", 0, false,
                       "print user root's password on stdout (the steps go to stderr)");
+            f.boolean("agents-root", 0, false,
+                      "grant the agents' users the root role (for their snapshots, defrag and "
+                      "NOSPACE recovery)");
           },
       .run = runAuthSetup,
   };

@@ -39,15 +39,17 @@ std::string agentUserName(std::string_view member) {
 
 // ---- the plan ----------------------------------------------------------------------------------
 
-AuthModel agentAuthModel(const std::string& member) {
-  return AuthModel{
+AuthModel agentAuthModel(const std::string& member, bool agents_root) {
+  AuthModel model{
       .roles = {{.name = std::string(kAgentRole),
                  .permissions = {readKey(etcd::kHealthKey), readKey(etcd::kRemovalCheckKey)}}},
       .users = {{.name = agentUserName(member), .roles = {std::string(kAgentRole)}}},
       .enabled = false};
+  if (agents_root) model.users.front().roles.emplace_back(kRootRole);
+  return model;
 }
 
-AuthModel fleetAuthModel(const std::vector<std::string>& member_names) {
+AuthModel fleetAuthModel(const std::vector<std::string>& member_names, bool agents_root) {
   AuthModel model;
   model.roles.push_back({.name = std::string(kRootRole)});
   model.users.push_back(
@@ -55,7 +57,7 @@ AuthModel fleetAuthModel(const std::vector<std::string>& member_names) {
   model.users.push_back(
       {.name = std::string(tls::kFleetClientCommonName), .roles = {std::string(kRootRole)}});
   for (std::size_t i = 0; i < member_names.size(); ++i) {
-    AuthModel agent = agentAuthModel(member_names[i]);
+    AuthModel agent = agentAuthModel(member_names[i], agents_root);
     if (i == 0) model.roles.push_back(agent.roles.front());
     model.users.push_back(agent.users.front());
   }
@@ -230,11 +232,15 @@ Result<AuthSetupReport> setupAuth(const Env& env, const AuthSetupRequest& reques
 
   std::vector<std::string> names;
   for (const auto& m : inv.members) names.push_back(m.name);
-  const AuthModel model = fleetAuthModel(names);
+  const AuthModel model = fleetAuthModel(names, request.agents_root);
   AuthSetupReport report{.password_file = tls::fleetPkiPaths(inv.path).root_password};
   env.progress.step(cluster + ": " + std::to_string(inv.members.size()) +
                     (inv.members.size() == 1 ? " member" : " members") +
-                    ", TLS with client certificates required");
+                    ", TLS with client certificates required" +
+                    (request.agents_root ? "; the agents' users get the root role too "
+                                           "(--agents-root: scheduled snapshots, defragmentation "
+                                           "and NOSPACE recovery)"
+                                         : ""));
   auto view = store.read(model, report.password_file);
   if (!view) return fail(view.error());
   const auto changes = planAuthChanges(model, *view);
@@ -309,19 +315,33 @@ Result<AuthSetupReport> setupAuth(const Env& env, const AuthSetupRequest& reques
 
 Result<std::optional<std::string>> ensureAgentUser(const Env& env,
                                                    const std::vector<std::string>& endpoints,
-                                                   const std::string& member) {
+                                                   const std::string& member,
+                                                   const std::vector<std::string>& peers) {
   auto api = env.etcd.auth(endpoints);
   if (!api) return fail(api.error());
   AuthStore store(std::move(*api));
-  const AuthModel model = agentAuthModel(member);
-  auto view = store.read(model, "pki/root.password beside the fleet inventory");
+  auto view = store.read(agentAuthModel(member), "pki/root.password beside the fleet inventory");
   if (!view) return fail(view.error());
   if (!view->enabled) return std::optional<std::string>();
+  // The fleet's choice (auth setup --agents-root), as etcd holds it: a peer's agent with root.
+  bool agents_root = false;
+  for (const auto& peer : peers) {
+    if (peer == member) continue;
+    auto roles = store.api().userRoles(agentUserName(peer));
+    if (!roles) return fail(roles.error());
+    if (*roles && contains(**roles, std::string(kRootRole))) {
+      agents_root = true;
+      break;
+    }
+  }
+  const AuthModel model = agentAuthModel(member, agents_root);
   const auto changes = planAuthChanges(model, *view);
   const std::string user = agentUserName(member);
+  const std::string roles =
+      agents_root ? "roles " + std::string(kAgentRole) + " and root, as the fleet's other agents"
+                  : "role " + std::string(kAgentRole);
   if (changes.empty()) {
-    return std::optional("authentication is on: user " + user + " exists already (role " +
-                         std::string(kAgentRole) + ")");
+    return std::optional("authentication is on: user " + user + " exists already (" + roles + ")");
   }
   for (const auto& change : changes) {
     if (auto done = store.apply(change, std::nullopt); !done) {
@@ -329,8 +349,7 @@ Result<std::optional<std::string>> ensureAgentUser(const Env& env,
                                        " for the new member's agent"));
     }
   }
-  return std::optional("authentication is on: user " + user + " added (role " +
-                       std::string(kAgentRole) + ")");
+  return std::optional("authentication is on: user " + user + " added (" + roles + ")");
 }
 
 }  // namespace etcdagent::fleet

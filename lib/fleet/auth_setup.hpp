@@ -22,6 +22,12 @@
 // join) adds its member, which takes the root role: the fleet's own flows (member add --host,
 // member replace) add members with etcd-fleet's certificate instead.
 //
+// With `agents_root` (auth setup --agents-root) every agent user gets the root role too: the
+// agents' day-2 work (scheduled snapshots, the [defrag] policy, NOSPACE recovery) calls what
+// etcd 3.4 lets only root call (Snapshot, Defragment, HashKV) and cannot be narrowed further. It
+// is the operator's choice between that automation and a smaller blast radius for a stolen
+// etcd-client.key; a member added later follows the fleet's choice (ensureAgentUser).
+//
 // What exists is kept and nothing is revoked: a run creates and grants only what is missing and
 // turns auth on last, so a re-run after an interruption continues, and a re-run with everything
 // in place and auth on changes nothing. A plaintext cluster, or one that serves TLS clients
@@ -68,10 +74,12 @@ struct AuthModel {
   bool enabled = true;  // auth on (false: only the users and roles, e.g. for one new member)
 };
 
-// The whole fleet's: root, etcd-fleet, and an agent user for each member named.
-AuthModel fleetAuthModel(const std::vector<std::string>& member_names);
-// One member's agent: the role etcd-agent and the user etcd-agent:<member>; not auth itself.
-AuthModel agentAuthModel(const std::string& member);
+// The whole fleet's: root, etcd-fleet, and an agent user for each member named (with the root
+// role too when `agents_root`).
+AuthModel fleetAuthModel(const std::vector<std::string>& member_names, bool agents_root = false);
+// One member's agent: the role etcd-agent and the user etcd-agent:<member> (and root when
+// `agents_root`); not auth itself.
+AuthModel agentAuthModel(const std::string& member, bool agents_root = false);
 
 // What etcd holds of the names a model uses.
 struct AuthView {
@@ -107,6 +115,7 @@ Result<void> checkFleetCanUseAuth(const std::string& inventory_path);
 struct AuthSetupRequest {
   Inventory inventory;                 // the fleet's: its members name the agent users
   std::vector<std::string> endpoints;  // --endpoints; empty: the inventory's client URLs
+  bool agents_root = false;            // --agents-root: the agent users get the root role too
 };
 
 struct AuthSetupReport {
@@ -126,10 +135,13 @@ Result<AuthSetupReport> setupAuth(const Env& env, const AuthSetupRequest& reques
 
 // For the flows that add a member (member add --host, member replace): the user of the new
 // member's agent, made before the member joins when the cluster has auth on, so that its health
-// probes and removal checks are served as its own from its first start. nullopt when auth is off
-// (nothing to do: auth setup makes the users when it runs); else what was done, as a line.
+// probes and removal checks are served as its own from its first start. It gets the root role
+// too when the agent user of one of `peers` (the fleet's other members) has it (auth setup
+// --agents-root). nullopt when auth is off (nothing to do: auth setup makes the users when it
+// runs); else what was done, as a line.
 Result<std::optional<std::string>> ensureAgentUser(const Env& env,
                                                    const std::vector<std::string>& endpoints,
-                                                   const std::string& member);
+                                                   const std::string& member,
+                                                   const std::vector<std::string>& peers);
 
 }  // namespace etcdagent::fleet

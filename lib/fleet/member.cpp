@@ -182,7 +182,14 @@ Result<void> MemberAddition::locate() {
 // after certificates.
 Result<void> MemberAddition::agentUser() {
   if (!clusterServesTls(req_.inventory, req_.endpoints)) return {};
-  auto done = ensureAgentUser(env_, req_.endpoints, name_);
+  // The members there are, whose agents' users say whether the agents hold root.
+  auto members = cluster_->members();
+  if (!members) return fail(members.error());
+  std::vector<std::string> peers;
+  for (const auto& m : *members) {
+    if (!m.name.empty()) peers.push_back(m.name);
+  }
+  auto done = ensureAgentUser(env_, req_.endpoints, name_, peers);
   if (!done) return fail(done.error());
   if (*done) say(**done);
   return {};

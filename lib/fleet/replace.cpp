@@ -315,7 +315,9 @@ Result<std::string> Replacer::startLearner() {
   // after certificates.
   std::string user;
   if (j_.new_peer_url.starts_with("https://")) {
-    auto done = ensureAgentUser(env_, cluster_endpoints_, j_.new_name);
+    std::vector<std::string> peers;
+    for (const auto& m : inv_.members) peers.push_back(m.name);
+    auto done = ensureAgentUser(env_, cluster_endpoints_, j_.new_name, peers);
     if (!done) return fail(done.error());
     if (*done) user = "; " + **done;
   }

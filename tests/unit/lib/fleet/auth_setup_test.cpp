@@ -349,6 +349,35 @@ TEST_F(AuthSetup, ReplaceMakesTheNewAgentsUserBeforeItsLearnerStartsWhenAuthIsOn
       << ::testing::PrintToString(w.progress.steps);
 }
 
+TEST_F(AuthSetup, AgentsRootGrantsTheAgentsRootAndMembersAddedLaterFollow) {
+  ASSERT_TRUE(setup());
+  for (const char* m : {"m1", "m2", "m3"}) {
+    EXPECT_EQ(store().users[std::string("etcd-agent:") + m],
+              (std::vector<std::string>{"etcd-agent"}));
+  }
+  // Asked afterwards: only the grants are missing; nothing else changes, nothing is revoked.
+  const auto before = changes();
+  auto r = fleet::setupAuth(w.env(), {.inventory = w.inventory(), .agents_root = true});
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_TRUE(r->changed);
+  EXPECT_EQ(changes() - before, 3U) << "one grant per agent user";
+  for (const char* m : {"m1", "m2", "m3"}) {
+    EXPECT_EQ(store().users[std::string("etcd-agent:") + m],
+              (std::vector<std::string>{"etcd-agent", "root"}));
+  }
+  EXPECT_TRUE(w.progress.said("the agents' users get the root role too"));
+  // A member added later gets what the fleet's agents have.
+  auto added = fleet::addMemberOnHost(w.env(), {.host = "127.0.0.14", .inventory = w.inventory()});
+  ASSERT_TRUE(added) << added.error().message;
+  EXPECT_EQ(store().users["etcd-agent:m4"], (std::vector<std::string>{"etcd-agent", "root"}));
+  EXPECT_TRUE(w.progress.said(
+      "user etcd-agent:m4 added (roles etcd-agent and root, as the fleet's other agents)"));
+  // Without --agents-root a re-run keeps the grants: it never revokes.
+  auto again = setup();
+  ASSERT_TRUE(again) << again.error().message;
+  EXPECT_EQ(store().users["etcd-agent:m1"], (std::vector<std::string>{"etcd-agent", "root"}));
+}
+
 TEST_F(AuthSetup, BootstrapWithAuthOnAFormedClusterSetsItUp) {
   auto previous = fleet::loadInventory(w.inventoryPath());
   ASSERT_TRUE(previous);
