@@ -29,6 +29,9 @@ CommandResult runBootstrap(Context& ctx) {
   const bool abort = f.getBool("abort");
   auto mode = bs::parseMode(f.getString("mode"));
   if (!mode) return badArgs(mode.error().message);
+  if (f.getBool("agents-root") && !f.getBool("auth")) {
+    return badArgs("--agents-root goes with --auth (it grants the agents' etcd users root)");
+  }
   StreamProgress progress(ctx.err(), ctx.err(), "warning: ");
   // --from-snapshot: the file is checked here, before anything changes anywhere.
   std::optional<LocalSnapshot> snapshot;
@@ -74,7 +77,8 @@ CommandResult runBootstrap(Context& ctx) {
                                                    .previous = std::move(*previous),
                                                    .timeout = f.getDuration("timeout"),
                                                    .agent_timeout = agent_timeout,
-                                                   .auth = f.getBool("auth")});
+                                                   .auth = f.getBool("auth"),
+                                                   .agents_root = f.getBool("agents-root")});
   if (!formed) return flowError(formed.error());
   ctx.out() << finalTable(*formed);
   return {};
@@ -114,6 +118,9 @@ std::vector<Command> bootstrapCommands() {
                              "restore: every member starts from this snapshot (a new cluster)")
                      .boolean("auth", 0, false,
                               "then set up etcd's RBAC and enable authentication (auth setup)")
+                     .boolean("agents-root", 0, false,
+                              "with --auth: the agents' users get the root role too (auth setup "
+                              "--agents-root)")
                      .boolean("abort", 0, false,
                               "stop and wipe the members that never became healthy (hosts "
                               "from --hosts or the inventory)");

@@ -200,6 +200,49 @@ Result<void> checkFleetCanUseAuth(const std::string& inventory_path) {
               "convert a plaintext cluster with `etcd-fleet tls enable` first"));
 }
 
+namespace {
+
+// What an agent does that etcd 3.4 lets only root do, from its status: "scheduled snapshots",
+// "[defrag] auto", "NOSPACE recovery"; empty when nothing.
+std::vector<std::string> rootOnlyWork(const v1::AgentStatus& s) {
+  std::vector<std::string> work;
+  const std::string& schedule = s.snapshots().schedule();
+  if (!schedule.empty() && schedule != "off")
+    work.push_back("scheduled snapshots (" + schedule + ")");
+  if (s.defrag().automatic()) work.push_back("[defrag] auto");
+  if (s.space().recover()) work.push_back("NOSPACE recovery");
+  return work;
+}
+
+// With auth on and the agents' users without root: says which agents' work will be refused.
+void warnAgentsShortOfRoot(const Env& env, const Inventory& inv, AuthStore& store,
+                           AuthSetupReport& report) {
+  std::string lines;
+  for (const auto& m : inv.members) {
+    auto roles = store.api().userRoles(agentUserName(m.name));
+    if (!roles || !*roles || contains(**roles, std::string(kRootRole))) continue;
+    auto agent = env.agents.dial(m.agent, std::chrono::seconds(2));
+    if (!agent) continue;
+    auto status = (*agent)->status();
+    if (!status) continue;
+    const auto work = rootOnlyWork(*status);
+    if (work.empty()) continue;
+    report.agents_short_of_root.push_back(m.name);
+    std::string what;
+    for (const auto& w : work) what += (what.empty() ? "" : ", ") + w;
+    lines += (lines.empty() ? "" : "; ") + m.name + ": " + what;
+  }
+  if (lines.empty()) return;
+  env.progress.warning(
+      "the agents' users have the role etcd-agent, not root, and etcd 3.4 lets only root take "
+      "snapshots and defragment: this work of the agents will fail with permission denied (" +
+      lines +
+      "). Re-run with --agents-root to grant them root (docs: etcd-fleet.md, auth setup), or "
+      "turn that work off in their agent.toml");
+}
+
+}  // namespace
+
 Result<AuthSetupReport> setupAuth(const Env& env, const AuthSetupRequest& request) {
   const Inventory& inv = request.inventory;
   if (auto r = checkFleetCanUseAuth(inv.path); !r) return fail(r.error());
@@ -250,6 +293,7 @@ Result<AuthSetupReport> setupAuth(const Env& env, const AuthSetupRequest& reques
     env.progress.step(
         "authentication is enabled and every user and role of the fleet is in "
         "place; nothing changed");
+    if (!request.agents_root) warnAgentsShortOfRoot(env, inv, store, report);
     return report;
   }
 
@@ -310,6 +354,7 @@ Result<AuthSetupReport> setupAuth(const Env& env, const AuthSetupRequest& reques
     env.progress.step("etcd-fleet's certificate is served as user " +
                       std::string(tls::kFleetClientCommonName) + " (role root)");
   }
+  if (!request.agents_root) warnAgentsShortOfRoot(env, inv, store, report);
   return report;
 }
 

@@ -125,6 +125,10 @@ struct AuthSetupReport {
   bool password_created = false;
   // The root user existed before and its password is not in password_file.
   bool root_password_unknown = false;
+  // Members whose agents do work etcd 3.4 lets only root do ([snapshot] schedule, [defrag] auto,
+  // [nospace] recover) while their users lack root (no --agents-root): that work fails with
+  // permission denied, and a warning said so. Agents that do not answer are not counted.
+  std::vector<std::string> agents_short_of_root;
 };
 
 // Refuses (kFailedPrecondition, nothing changed) a fleet without a CA, a cluster reached in

@@ -466,9 +466,10 @@ Result<BootstrapReport> bootstrapCluster(const Env& env, const BootstrapRequest&
   if (!formed || !request.auth) return formed;
   // The cluster is healthy and in the inventory: the RBAC goes on top, as `auth setup` would.
   auto inventory = requireInventory(request.inventory_path, "the bootstrap just wrote it");
-  Result<AuthSetupReport> auth = inventory
-                                     ? setupAuth(env, {.inventory = std::move(*inventory)})
-                                     : Result<AuthSetupReport>(std::unexpected(inventory.error()));
+  Result<AuthSetupReport> auth =
+      inventory
+          ? setupAuth(env, {.inventory = std::move(*inventory), .agents_root = request.agents_root})
+          : Result<AuthSetupReport>(std::unexpected(inventory.error()));
   if (!auth) {
     return fail(auth.error().code,
                 "cluster \"" + formed->cluster_token +

@@ -41,6 +41,7 @@ struct BootstrapRequest {
   // --auth: once the cluster is healthy and in the inventory, set up etcd's RBAC and turn auth on
   // (auth_setup.hpp). A fleet without a CA is refused before anything changes.
   bool auth = false;
+  bool agents_root = false;  // with --auth: AuthSetupRequest.agents_root
 };
 
 struct BootstrapReport {

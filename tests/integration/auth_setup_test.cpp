@@ -328,6 +328,8 @@ TEST_F(AuthFleet, AgentsRootLetsTheAgentsScheduledSnapshotsRunWithAuthOn) {
   if (HasFatalFailure()) return;
   auto formed = etcdFleet({"bootstrap", "--hosts", hosts(3), "--auth"});
   ASSERT_EQ(formed.exit_code, 0) << formed.out << formed.err;
+  EXPECT_THAT(formed.err, HasSubstr("m1: scheduled snapshots (every 2s)")) << formed.err;
+  EXPECT_THAT(formed.err, HasSubstr("Re-run with --agents-root")) << formed.err;
   auto local = AgentClient::connect("unix:" + agents_[0]->socketPath(), 5s);
   ASSERT_TRUE(local) << local.error().message;
   std::string seen;

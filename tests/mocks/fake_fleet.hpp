@@ -101,6 +101,7 @@ struct FakeHost {
   std::int64_t migrated_revision = 620;
   std::string refuse_migration;
   std::uint64_t raft_index = 1000;  // what its status reports
+  std::string snapshot_schedule;    // [snapshot] schedule, as its status reports it ("" = unset)
   unsigned restarts = 0;            // etcd restarted by SetMemberTls
   // Its etcd keeps exiting after SetMemberTls restarts it (a certificate file missing).
   bool crash_on_tls_step = false;
@@ -261,6 +262,7 @@ class FakeFleet {
     s.set_fenced(h.fenced);
     s.set_revision(h.revision);
     s.set_raft_index(h.raft_index);
+    if (!h.snapshot_schedule.empty()) s.mutable_snapshots()->set_schedule(h.snapshot_schedule);
     if (h.started) s.set_etcd_pid(h.etcd_pid);
     s.set_etcd_binary(h.etcd_binary);
     if (h.started && !h.stopped) {

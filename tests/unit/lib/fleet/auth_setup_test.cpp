@@ -4,6 +4,7 @@
 
 #include "fleet/auth_setup.hpp"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
@@ -19,6 +20,7 @@
 namespace etcdagent::testing {
 namespace {
 
+using ::testing::HasSubstr;
 using fleet::AuthChange;
 using Kind = fleet::AuthChange::Kind;
 using Permission = authpb::Permission;
@@ -376,6 +378,25 @@ TEST_F(AuthSetup, AgentsRootGrantsTheAgentsRootAndMembersAddedLaterFollow) {
   auto again = setup();
   ASSERT_TRUE(again) << again.error().message;
   EXPECT_EQ(store().users["etcd-agent:m1"], (std::vector<std::string>{"etcd-agent", "root"}));
+}
+
+TEST_F(AuthSetup, AgentsThatTakeSnapshotsWithoutRootAreNamedInAWarning) {
+  hosts[1]->snapshot_schedule = "daily";
+  auto r = setup();
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(r->agents_short_of_root, (std::vector<std::string>{"m2"}));
+  ASSERT_EQ(w.progress.warnings.size(), 1U);
+  EXPECT_THAT(w.progress.warnings[0], HasSubstr("(m2: scheduled snapshots (daily))"));
+  EXPECT_THAT(w.progress.warnings[0], HasSubstr("Re-run with --agents-root"));
+  // Granted: no warning any more.
+  w.progress.warnings.clear();
+  auto granted = fleet::setupAuth(w.env(), {.inventory = w.inventory(), .agents_root = true});
+  ASSERT_TRUE(granted) << granted.error().message;
+  EXPECT_TRUE(granted->agents_short_of_root.empty());
+  auto again = setup();
+  ASSERT_TRUE(again);
+  EXPECT_TRUE(again->agents_short_of_root.empty()) << "m2's user has root now";
+  EXPECT_TRUE(w.progress.warnings.empty());
 }
 
 TEST_F(AuthSetup, BootstrapWithAuthOnAFormedClusterSetsItUp) {
