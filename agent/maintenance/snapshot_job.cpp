@@ -191,11 +191,13 @@ SnapshotOutcome takeSnapshot(const SnapshotDir& dir, const std::string& cluster_
     // is set aside as it is, and one that cannot be compressed (or whose compression a stop
     // interrupted) is kept plain, on that verification.
     std::optional<Result<void>> verdict;
+    if (plain && compression == SnapshotCompression::kZstd) {
+      verdict = verifySnapshotInto(plain->partPath(), record);
+    }
     if (!plain) {
       out.record = record;
       out.error = plain.error().message + " (nothing was kept)";
-    } else if (compression == SnapshotCompression::kZstd &&
-               *(verdict = verifySnapshotInto(plain->partPath(), record))) {
+    } else if (verdict && *verdict) {
       // What is kept is the compressed copy. If that cannot be made, the plain snapshot is kept
       // instead: a snapshot is never lost to its compression.
       if (auto z = compressInto(dir, plain->partPath(), record, stop); z) {

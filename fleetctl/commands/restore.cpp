@@ -112,16 +112,17 @@ std::vector<Command> restoreCommands() {
        .description =
            "\tetcdctl 3.4's `migrate` for a running cluster of the fleet: every member is\n"
            "\tfenced from clients (restarted on a unix socket only its agent dials), one at a\n"
-           "\ttime; once all report one raft index they are stopped, each data dir is kept\n"
-           "\taside on its host (never deleted) and each agent runs `etcdctl migrate` on a\n"
-           "\tcopy of it; the members start fenced, must agree on their revision, and are\n"
-           "\topened to clients one at a time. Each v2 key becomes a v3 key with its v2\n"
-           "\tindexes as revisions (as etcdctl migrate does); a key with a TTL keeps no TTL,\n"
-           "\tor is skipped with --no-ttl. Refused (nothing lost: --abort puts the data back)\n"
-           "\twhen a v2 key would land inside the v3 store's history. Clients get no answer\n"
-           "\tuntil the members are opened: a fresh migration needs --yes. Journaled in the\n"
-           "\tinventory: running it again finishes an interrupted one; --abort, before any\n"
-           "\tmember was opened, puts every member's old data back and starts it as it ran.",
+           "\ttime; once every member's log holds every client write they all stop, each data\n"
+           "\tdir is kept aside on its host (never deleted) and each agent runs `etcdctl\n"
+           "\tmigrate` on a copy of it; the members start fenced, must agree on their\n"
+           "\trevision, and are opened to clients one at a time. Each v2 key becomes a v3 key\n"
+           "\twith its v2 indexes as revisions (as etcdctl migrate does); a key with a TTL\n"
+           "\tkeeps no TTL, or is skipped with --no-ttl. Refused (nothing lost: --abort puts\n"
+           "\tthe data back) when a v2 key would land inside the v3 store's history. Clients\n"
+           "\tget no answer until the members are opened: a fresh migration needs --yes.\n"
+           "\tJournaled in the inventory: running it again finishes an interrupted one;\n"
+           "\t--abort, before any member was opened, puts every member's old data back and\n"
+           "\tstarts it as it ran.",
        .flags =
            [](FlagSet& f) {
              f.boolean("no-ttl", 0, false, "do not migrate keys with a TTL (etcdctl's --no-ttl)");

@@ -20,8 +20,8 @@
 namespace etcdagent::testing {
 namespace {
 
-using ::testing::HasSubstr;
 using fleet::AuthChange;
+using ::testing::HasSubstr;
 using Kind = fleet::AuthChange::Kind;
 using Permission = authpb::Permission;
 
