@@ -88,10 +88,13 @@ struct Restorable {
     ASSERT_EQ(fleet.fleet({"put", "after", "1"}).exit_code, 0);
 
     for (std::size_t i = 0; i < fleet.size(); ++i) {
-      auto st = fleet.agent(i).client().status();
-      ASSERT_TRUE(st) << st.error().message;
-      token = st->cluster_token();
-      member_ids.push_back(st->member_id());
+      // The agent knows its member's ID once its health probe has seen it: on a busy machine
+      // that can come after the bootstrap returned.
+      const auto st =
+          fleet.agent(i).waitFor([](const v1::AgentStatus& s) { return s.member_id() != 0; }, 60s);
+      ASSERT_NE(st.member_id(), 0U) << st.DebugString();
+      token = st.cluster_token();
+      member_ids.push_back(st.member_id());
       initial_cluster +=
           (i == 0 ? "" : ",") + fleet.agent(i).options().name + "=" + fleet.agent(i).peerUrl();
     }
