@@ -40,6 +40,28 @@ bool sameFlow(const v1::InPlaceRestore& r, const v1::RestoreMemberRequest& req) 
   return r.snapshot_sha256() == req.sha256();
 }
 
+// PREPARE's common part: `next` (the member as it is to start again) held and fenced, with the
+// restore record that keeps `current` to go back to; etcd stops and the data dir goes aside as
+// `aside`.
+RestoreStep preparedStep(const v1::MemberState& current, v1::MemberState next,
+                         const std::string& aside, const RestoreContext& ctx) {
+  v1::MemberState before = current;
+  before.clear_restore();
+  before.set_held(false);
+  before.set_fenced(false);
+  next.set_fenced(true);
+  next.set_held(true);
+  auto* r = next.mutable_restore();
+  r->set_aside(aside);
+  r->set_started_at(ctx.now_rfc3339);
+  *r->mutable_before() = std::move(before);
+  return {.next = std::move(next),
+          .changed = true,
+          .data = DataMove::kSetAside,
+          .aside = aside,
+          .stop = true};
+}
+
 // A migration keeps the member as it is (plan, IDs, started_once: etcd starts on its own data
 // again, migrated); only the data dir is set aside, for START to migrate a copy of it.
 Result<RestoreStep> prepareMigration(const v1::MemberState& current,
@@ -48,24 +70,10 @@ Result<RestoreStep> prepareMigration(const v1::MemberState& current,
   if (ctx.data_dir_empty) {
     return refused("member " + ctx.member_name + " has no data to migrate (its data dir is empty)");
   }
-  v1::MemberState before = current;
-  before.clear_restore();
-  before.set_held(false);
-  before.set_fenced(false);
-  RestoreStep step{.next = current};
-  step.next.set_fenced(true);
-  step.next.set_held(true);
-  auto* r = step.next.mutable_restore();
-  r->set_migrate_v2(true);
-  r->set_no_ttl(req.no_ttl());
-  r->set_aside(ctx.aside_name);
-  r->set_started_at(ctx.now_rfc3339);
-  *r->mutable_before() = std::move(before);
-  step.changed = true;
-  step.stop = true;
-  step.data = DataMove::kSetAside;
-  step.aside = r->aside();
-  return step;
+  v1::MemberState next = current;
+  next.mutable_restore()->set_migrate_v2(true);
+  next.mutable_restore()->set_no_ttl(req.no_ttl());
+  return preparedStep(current, std::move(next), ctx.aside_name, ctx);
 }
 
 Result<RestoreStep> prepare(const v1::MemberState& current, const v1::RestoreMemberRequest& req,
@@ -99,29 +107,15 @@ Result<RestoreStep> prepare(const v1::MemberState& current, const v1::RestoreMem
     return fail(Errc::kInvalidArgument, "initial_cluster: does not list this agent's member as " +
                                             own + " (every member restores with its own peer URL)");
   }
-  v1::MemberState before = current;
-  before.clear_restore();
-  before.set_held(false);
-  before.set_fenced(false);
-
-  v1::Plan& plan = *step.next.mutable_plan();
+  v1::MemberState next = current;
+  v1::Plan& plan = *next.mutable_plan();
   plan.set_mode(v1::PLAN_MODE_NEW);
   plan.set_initial_cluster(req.initial_cluster());
   plan.clear_discovery_url();
   plan.set_restore_snapshot(req.snapshot());
-  step.next.set_started_once(false);
-  step.next.set_fenced(true);
-  step.next.set_held(true);
-  auto* r = step.next.mutable_restore();
-  r->set_snapshot_sha256(req.sha256());
-  r->set_aside(ctx.data_dir_empty ? "" : ctx.aside_name);
-  r->set_started_at(ctx.now_rfc3339);
-  *r->mutable_before() = std::move(before);
-  step.changed = true;
-  step.stop = true;
-  step.data = DataMove::kSetAside;
-  step.aside = r->aside();
-  return step;
+  next.set_started_once(false);
+  next.mutable_restore()->set_snapshot_sha256(req.sha256());
+  return preparedStep(current, std::move(next), ctx.data_dir_empty ? "" : ctx.aside_name, ctx);
 }
 
 RestoreStep start(const v1::MemberState& current, const RestoreContext& ctx) {

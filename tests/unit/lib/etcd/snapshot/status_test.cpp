@@ -10,6 +10,7 @@
 #include <fstream>
 #include <string>
 
+#include "tests/mocks/bolt_bytes.hpp"
 #include "tests/mocks/snapshot_bytes.hpp"
 
 namespace etcdagent::etcd {
@@ -27,66 +28,15 @@ std::uint32_t crc32c(std::string_view data) {
   return ~crc;
 }
 
-template <class T>
-void put(std::string& b, std::size_t off, T v) {
-  std::memcpy(b.data() + off, &v, sizeof v);
-}
+using testing::bolt_detail::fnv64a;
+using testing::bolt_detail::put;
 
-std::uint64_t fnv64a(std::string_view d) {
-  std::uint64_t h = 14695981039346656037ull;
-  for (unsigned char c : d) {
-    h ^= c;
-    h *= 1099511628211ull;
-  }
-  return h;
-}
-
-// A minimal bbolt file: two metas, an empty freelist (page 2) and a root leaf (page 3) holding
-// the bucket "key" inline, with one etcd revision key (main 7, sub 0) and a value.
+// A minimal bbolt file (tests/mocks/bolt_bytes.hpp): the bucket "key" inline, with one etcd
+// revision key (main 7, sub 0) and a value.
 std::string tinyBolt(std::string* revkey, std::string* value) {
-  constexpr std::size_t ps = 4096;
-  std::string db(4 * ps, '\0');
-  for (std::uint64_t m = 0; m < 2; ++m) {
-    const std::size_t off = m * ps;
-    put<std::uint64_t>(db, off, m);
-    put<std::uint16_t>(db, off + 8, 0x04);
-    const std::size_t meta = off + 16;
-    put<std::uint32_t>(db, meta, 0xED0CDAED);
-    put<std::uint32_t>(db, meta + 4, 2);
-    put<std::uint32_t>(db, meta + 8, ps);
-    put<std::uint64_t>(db, meta + 16, 3);  // root bucket page
-    put<std::uint64_t>(db, meta + 32, 2);  // freelist page
-    put<std::uint64_t>(db, meta + 40, 4);  // high water mark
-    put<std::uint64_t>(db, meta + 48, m);  // txid
-    put<std::uint64_t>(db, meta + 56, fnv64a(std::string_view(db).substr(meta, 56)));
-  }
-  put<std::uint64_t>(db, 2 * ps, 2);
-  put<std::uint16_t>(db, 2 * ps + 8, 0x10);
-
-  std::string k(17, '\0');
-  k[7] = 7;
-  k[8] = '_';
-  *revkey = k;
+  *revkey = testing::revisionKey(7);
   *value = "etcd-value";
-  std::string inl(16 + 16 + 16, '\0');  // bucket header, page header, one leaf element
-  put<std::uint16_t>(inl, 16 + 8, 0x02);
-  put<std::uint16_t>(inl, 16 + 10, 1);
-  put<std::uint32_t>(inl, 32 + 4, 16);  // key right after the element
-  put<std::uint32_t>(inl, 32 + 8, static_cast<std::uint32_t>(k.size()));
-  put<std::uint32_t>(inl, 32 + 12, static_cast<std::uint32_t>(value->size()));
-  inl += k + *value;
-
-  const std::size_t root = 3 * ps;
-  put<std::uint64_t>(db, root, 3);
-  put<std::uint16_t>(db, root + 8, 0x02);
-  put<std::uint16_t>(db, root + 10, 1);
-  put<std::uint32_t>(db, root + 16, 0x01);  // bucket
-  put<std::uint32_t>(db, root + 20, 16);
-  put<std::uint32_t>(db, root + 24, 3);
-  put<std::uint32_t>(db, root + 28, static_cast<std::uint32_t>(inl.size()));
-  db.replace(root + 32, 3, "key");
-  db.replace(root + 35, inl.size(), inl);
-  return db;
+  return testing::boltWithKeyBucket({{*revkey, *value}});
 }
 
 TEST(SnapshotStatus, ReadsHashRevisionKeysAndSizeOfABoltFile) {
