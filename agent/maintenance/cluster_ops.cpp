@@ -131,6 +131,21 @@ class EtcdClusterOps final : public ClusterOps {
 
 }  // namespace
 
+Result<v1::DefragmentMemberResponse> defragmentOwnMember(ClusterOps& ops,
+                                                         const std::string& endpoint,
+                                                         const std::stop_token& stop) {
+  auto before = ops.self();
+  if (!before) return fail(before.error().context("status before the defragmentation"));
+  auto after = ops.defragment({.name = {}, .id = before->member_id, .client_url = endpoint}, stop);
+  if (!after) return fail(after.error().context("defragment"));
+  v1::DefragmentMemberResponse out;
+  out.set_db_size_before(before->db_size);
+  out.set_db_size_in_use_before(before->db_size_in_use);
+  out.set_db_size_after(after->db_size);
+  out.set_db_size_in_use_after(after->db_size_in_use);
+  return out;
+}
+
 Result<std::unique_ptr<ClusterOps>> etcdClusterOps(const SnapshotTarget& target) {
   auto client = clientFor(target);
   if (!client) return fail(client.error());

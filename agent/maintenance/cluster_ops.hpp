@@ -14,6 +14,7 @@
 
 #include "agent/maintenance/snapshot_job.hpp"
 #include "common/error.hpp"
+#include "etcdagent/v1/agent.pb.h"
 
 namespace etcdagent::agent {
 
@@ -61,6 +62,12 @@ struct MemberObservation {
   bool nospace = false;                  // its Status names a NOSPACE alarm
   std::optional<SnapshotTarget> target;  // how to reach it; none while it does not run
 };
+
+// DefragmentMember: the agent's own member defragmented through `endpoint` (the URL the agent dials
+// it at: its fenced socket while fenced), with its database sizes before and after.
+Result<v1::DefragmentMemberResponse> defragmentOwnMember(ClusterOps& ops,
+                                                         const std::string& endpoint,
+                                                         const std::stop_token& stop);
 
 // The real operations through the member at `target`; an error when no client can be made.
 Result<std::unique_ptr<ClusterOps>> etcdClusterOps(const SnapshotTarget& target);

@@ -10,6 +10,9 @@
 #include "agent/bootstrap/discovery_relay.hpp"
 #include "agent/bootstrap/preflight.hpp"
 #include "agent/config/etcd_binary.hpp"
+#include "agent/enroll/agent_pki.hpp"
+#include "agent/maintenance/cluster_ops.hpp"
+#include "agent/maintenance/snapshot_source.hpp"
 #include "agent/restore/restore.hpp"
 #include "agent/service/call_slot.hpp"
 #include "agent/service/enroll_service.hpp"
@@ -384,6 +387,38 @@ grpc::Status AgentService::RestoreMember(grpc::ServerContext* ctx,
         });
       },
       out->mutable_status());
+}
+
+grpc::Status AgentService::DefragmentMember(grpc::ServerContext* ctx,
+                                            const v1::DefragmentMemberRequest*,
+                                            v1::DefragmentMemberResponse* out) {
+  if (auto s = allowMutation(ctx, "DefragmentMember"); !s.ok()) return s;
+  // Only a healthy member is defragmented: one starting or not answering would hold the call for
+  // nothing, and its own health is what the caller waits for next.
+  using Target = std::optional<SnapshotTarget>;
+  Target target;
+  const grpc::Status found = onLoop<Target>(
+      io_, 10s,
+      [this](const std::function<void(grpc::Status, Target)>& done) {
+        auto source = snapshotSource(supervisor_.view(), supervisor_.clientEndpoint(),
+                                     etcdClientTls(agentPkiPaths(supervisor_.config().pkiDir())));
+        if (!source) {
+          done({grpc::StatusCode::FAILED_PRECONDITION,
+                "member " + supervisor_.config().member.name +
+                    " cannot be defragmented now: " + source.error().why},
+               std::nullopt);
+          return;
+        }
+        done(grpc::Status::OK, source->target);
+      },
+      &target, ctx);
+  if (!found.ok()) return found;
+  auto ops = etcdClusterOps(*target);
+  if (!ops) return toStatus(ops.error());
+  auto done = defragmentOwnMember(**ops, target->endpoint, {});
+  if (!done) return toStatus(done.error().context("etcd at " + target->endpoint));
+  *out = std::move(*done);
+  return grpc::Status::OK;
 }
 
 grpc::Status AgentService::RelayDiscovery(grpc::ServerContext* ctx,

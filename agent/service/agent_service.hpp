@@ -89,6 +89,9 @@ class AgentService final : public v1::Agent::Service {
   grpc::Status StoreSnapshotCopy(grpc::ServerContext*,
                                  grpc::ServerReader<v1::StoreSnapshotCopyRequest>* reader,
                                  v1::StoreSnapshotCopyResponse*) override;
+  // Where the member is reached is read on the loop; the defragmentation waits on gRPC's thread.
+  grpc::Status DefragmentMember(grpc::ServerContext*, const v1::DefragmentMemberRequest*,
+                                v1::DefragmentMemberResponse*) override;
 
   // Certificate rotation (agent/enroll/rotation.hpp). They run on gRPC's thread (file I/O, key
   // generation), serialized by the CertRotation.

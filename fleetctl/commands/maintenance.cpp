@@ -17,7 +17,7 @@ using etcdserverpb::Maintenance;
 
 CommandResult runDefrag(Context& ctx) {
   if (ctx.flags().getBool("rolling")) return runRollingDefrag(ctx);
-  for (const char* flag : {"timeout", "health-timeout"}) {
+  for (const char* flag : {"timeout", "health-timeout", "no-fence"}) {
     if (ctx.flags().changed(flag)) {
       return badArgs(std::string("--") + flag +
                      " is a flag of defrag --rolling; etcdctl's defrag takes --command-timeout");
@@ -106,16 +106,20 @@ std::vector<Command> maintenanceCommands() {
   std::vector<Command> out;
   out.push_back({
       .name = "defrag",
-      .usage = "defrag [--rolling [--timeout DURATION] [--health-timeout DURATION]]",
+      .usage = "defrag [--rolling [--no-fence] [--timeout DURATION] [--health-timeout DURATION]]",
       .summary = "Defragments the storage of the etcd members with given endpoints",
       .description =
           "\tWithout --rolling, as etcdctl: each endpoint (--endpoints, or every member with\n"
           "\t--cluster) in turn, right away. With --rolling, every member of the fleet inventory,\n"
           "\tone at a time and only while every member is healthy: followers first, the leader\n"
           "\tlast once the leadership moved to a healthy voter; each member must be healthy\n"
-          "\tagain before the next. Prints each member's db size before and after. Stops at the\n"
-          "\tfirst failure and says where; the journal rolling.json beside the inventory keeps\n"
-          "\tthe progress: run it again to finish.",
+          "\tagain before the next. Each member is fenced for its turn: restarted serving clients\n"
+          "\tonly on its fenced socket, defragmented by its agent, restarted serving its client\n"
+          "\tURLs, so that clients with several endpoints turn to the others at once instead of\n"
+          "\twaiting for the rewrite (a client that knows only that member is refused meanwhile;\n"
+          "\t--no-fence defragments in place: its clients wait). Prints each member's db size\n"
+          "\tbefore and after. Stops at the first failure and says where; the journal\n"
+          "\trolling.json beside the inventory keeps the progress: run it again to finish.",
       .flags =
           [](FlagSet& f) {
             f.boolean("cluster", 0, false, "use all endpoints from the cluster member list")
@@ -124,6 +128,9 @@ std::vector<Command> maintenanceCommands() {
                 .boolean("rolling", 0, false,
                          "every member of the fleet inventory, one at a time, the leader last "
                          "(etcd-fleet)")
+                .boolean("no-fence", 0, false,
+                         "with --rolling: defragment each member in place, its clients waiting "
+                         "for the rewrite, instead of fenced from them")
                 .positiveDuration("timeout", 0, "5m0s",
                                   "with --rolling: how long each member's defragmentation may take")
                 .positiveDuration("health-timeout", 0, "60s",

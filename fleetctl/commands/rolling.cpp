@@ -84,7 +84,8 @@ CommandResult runRollingDefrag(Context& ctx) {
   auto done =
       rollingDefrag((*flow)->env(), {.inventory = std::move(*inventory),
                                      .defrag_timeout = ctx.flags().getDuration("timeout"),
-                                     .health_timeout = ctx.flags().getDuration("health-timeout")});
+                                     .health_timeout = ctx.flags().getDuration("health-timeout"),
+                                     .fence = !ctx.flags().getBool("no-fence")});
   if (!done) return flowError(done.error());
   for (const auto& m : done->members) {
     ctx.out() << m.name << " " << m.address << " ";
@@ -92,7 +93,7 @@ CommandResult runRollingDefrag(Context& ctx) {
       ctx.out() << "defragmented by an earlier run\n";
       continue;
     }
-    ctx.out() << describeDefrag(m.before, m.after);
+    ctx.out() << describeDefrag(m.before, m.after) << (m.fenced ? ", fenced" : ", in place");
     if (m.was_leader) {
       ctx.out() << (m.leader_moved_to.empty()
                         ? " (the leader: no other voter to take over)"

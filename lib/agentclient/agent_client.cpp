@@ -282,6 +282,12 @@ Result<v1::SnapshotRecord> AgentClient::takeSnapshot() const {
   return r->record();
 }
 
+Result<v1::DefragmentMemberResponse> AgentClient::defragmentMember(Duration timeout) const {
+  return call<v1::DefragmentMemberRequest, v1::DefragmentMemberResponse>(
+      "defragment member", {}, &v1::Agent::Stub::DefragmentMember,
+      std::max<Duration>(timeout_, timeout));
+}
+
 Result<v1::PrepareRotationResponse> AgentClient::prepareRotation() const {
   // Four EC keys and CSRs, written durably: quick, but on a busy host's disk give it time.
   return call<v1::PrepareRotationRequest, v1::PrepareRotationResponse>(

@@ -61,6 +61,7 @@ class AgentClient final : public fleet::AgentApi {
   Result<v1::SnapshotRecord> fetchSnapshot(const std::string& name,
                                            const ChunkSink& sink) const override;
   Result<v1::SnapshotRecord> takeSnapshot() const override;
+  Result<v1::DefragmentMemberResponse> defragmentMember(Duration timeout) const override;
   Result<v1::UploadSnapshotResponse> uploadSnapshot(
       const std::string& file, const std::string& cluster_token, std::uint64_t size,
       const std::string& sha256_hex, const std::function<void(std::uint64_t)>& progress,

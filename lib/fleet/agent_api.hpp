@@ -80,6 +80,10 @@ class AgentApi {
                                                    const ChunkSink& sink) const = 0;
   // A snapshot now, taken, verified and kept by the agent as its schedule would (TakeSnapshot).
   virtual Result<v1::SnapshotRecord> takeSnapshot() const = 0;
+  // The member defragmented now through the agent's own connection to it (its fenced socket while
+  // fenced: DefragmentMember); its database sizes before and after. Waits for the rewrite, up to
+  // `timeout`.
+  virtual Result<v1::DefragmentMemberResponse> defragmentMember(Duration timeout) const = 0;
 };
 
 // What etcd-fleet presents to agents and trusts them by in a fleet with a CA (fleet_trust.hpp):

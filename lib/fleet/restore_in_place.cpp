@@ -17,6 +17,7 @@
 #include "fleet/rotation_journal.hpp"
 #include "fleet/snapshots.hpp"
 #include "fleet/tls_enable_journal.hpp"
+#include "fleet/waits.hpp"
 #include "membership/membership.hpp"
 #include "tls/fleet_pki.hpp"
 
@@ -255,28 +256,8 @@ Result<v1::AgentStatus> InPlaceRestore::step(std::size_t i,
 Result<v1::AgentStatus> InPlaceRestore::waitFor(
     std::size_t i, const std::string& what,
     const std::function<bool(const v1::AgentStatus&)>& ready) const {
-  const auto deadline = env_.clock.now() + req_.member_timeout;
-  Result<v1::AgentStatus> last = fail(Errc::kDeadlineExceeded, "no status yet");
-  for (int attempt = 0; attempt < kMaxPolls; ++attempt) {
-    last = agents_[i]->status();
-    if (last && ready(*last)) return last;
-    if (last && last->phase() == v1::MEMBER_PHASE_CRASH_LOOPING) {
-      std::string lines;
-      for (const auto& l : last->last_etcd_lines()) lines += "\n  " + l;
-      return fail(
-          Errc::kFailedPrecondition,
-          describeMember(inv_.members[i]) + ": etcd keeps exiting: " + last->last_error() + lines);
-    }
-    if (env_.stop.stop_requested()) return fail(Errc::kCancelled, "interrupted");
-    if (env_.clock.now() >= deadline) break;
-    env_.clock.sleepFor(kPoll);
-  }
-  const std::string seen =
-      !last ? last.error().message
-            : (last->status_line().empty() ? memberPhaseName(last->phase()) : last->status_line());
-  return fail(Errc::kDeadlineExceeded, describeMember(inv_.members[i]) + ": not " + what +
-                                           " within " + formatDuration(req_.member_timeout) +
-                                           " (last seen: " + seen + ")");
+  return waitAgentStatus(*agents_[i], env_.clock, req_.member_timeout,
+                         describeMember(inv_.members[i]), what, ready, env_.stop);
 }
 
 Result<void> InPlaceRestore::restore(const std::vector<v1::AgentStatus>& statuses) {

@@ -10,10 +10,20 @@
 //     to the first healthy voter in inventory order): a leader that stops applying would hold up
 //     every write of the cluster, not just those of its own clients;
 //   - after its defragmentation a member must be healthy again (a linearizable read through it:
-//     it caught up with what was written meanwhile) before the next one.
-// Each member is asked directly at its client URL (EtcdDialer::maintenance): its db size and the
-// size in use before, the defragmentation, its db size after. A cluster of one voter has nobody to
-// hand leadership to: its leader is defragmented as it is, with a warning.
+//     it caught up with what was written meanwhile) before the next one;
+//   - fenced (the default): the member is restarted serving clients only on its fenced socket
+//     (RestoreMember FENCE), defragmented by its agent through that socket (DefragmentMember), and
+//     restarted serving its client URLs again (OPEN). A client with several endpoints (etcd's own
+//     clientv3, Patroni, kube-apiserver) finds the member's client URL closed and sends to the
+//     others at once, instead of waiting for the rewrite with a third of its requests; a client
+//     that knows only that member is refused for the turn (two restarts and the rewrite) where
+//     in place it would wait for the rewrite. A member fenced by an interrupted run is finished
+//     fenced whatever the next run asks, and a failure after the fence opens it again.
+//   - in place (fence = false): each member is asked directly at its client URL
+//     (EtcdDialer::maintenance): its sizes before, the defragmentation, its sizes after; its
+//     clients wait while etcd rewrites the file.
+// A cluster of one voter has nobody to hand leadership to: its leader is defragmented as it is,
+// with a warning.
 //
 // One member-by-member flow at a time: refused while a certificate or CA rotation is in progress
 // (pki/rotation.json) or a rolling restart is (rolling.json), and they refuse while it is. A run
@@ -37,8 +47,11 @@ struct RollingDefragRequest {
   // One member's Defragment (it rewrites the part of the database in use), and the leadership
   // move before the leader's.
   Duration defrag_timeout = std::chrono::minutes(5);
-  // How long a member may take to be healthy again after its defragmentation.
+  // How long a member may take to be healthy again after its defragmentation, and fenced or
+  // opened again after its restarts.
   Duration health_timeout = std::chrono::seconds(60);
+  // Defragment each member fenced from its clients (above); false: in place.
+  bool fence = true;
 };
 
 struct DbSizes {
@@ -51,6 +64,7 @@ struct DefragMemberReport {
   std::string address;  // its agent
   bool was_leader = false;
   bool skipped = false;  // the journal named it done already (a resumed run): no sizes
+  bool fenced = false;   // defragmented fenced from its clients
   DbSizes before;
   DbSizes after;
   std::string leader_moved_to;  // the leader's turn: the member that took the leadership first

@@ -76,6 +76,30 @@ Result<v1::AgentStatus> waitMemberHealthy(const AgentApi& agent, Clock& clock, D
                   "); see `etcd-fleet agent status --host " + agent.address() + "`");
 }
 
+Result<v1::AgentStatus> waitAgentStatus(const AgentApi& agent, Clock& clock, Duration timeout,
+                                        const std::string& who, const std::string& what,
+                                        const std::function<bool(const v1::AgentStatus&)>& ready,
+                                        std::stop_token stop) {
+  const auto deadline = clock.now() + timeout;
+  Result<v1::AgentStatus> last = fail(Errc::kDeadlineExceeded, "no status yet");
+  for (int attempt = 0; attempt < kMaxAttempts; ++attempt) {
+    last = agent.status();
+    if (last && ready(*last)) return last;
+    if (last && last->phase() == v1::MEMBER_PHASE_CRASH_LOOPING) {
+      return fail(Errc::kFailedPrecondition,
+                  who + ": etcd keeps exiting: " + last->last_error() + etcdLines(*last));
+    }
+    if (stop.stop_requested()) return fail(Errc::kCancelled, "interrupted");
+    if (clock.now() >= deadline) break;
+    clock.sleepFor(kAgentPoll);
+  }
+  const std::string seen =
+      !last ? last.error().message
+            : (last->status_line().empty() ? memberPhaseName(last->phase()) : last->status_line());
+  return fail(Errc::kDeadlineExceeded, who + ": not " + what + " within " +
+                                           formatDuration(timeout) + " (last seen: " + seen + ")");
+}
+
 Result<v1::AgentStatus> waitForPlan(const AgentApi& agent, Clock& clock, Duration timeout) {
   const auto deadline = clock.now() + timeout;
   v1::AgentStatus status;

@@ -4,6 +4,7 @@
 // becoming healthy, a self-joining agent taking its plan. Each polls with the flow's clock and
 // ends at its deadline (or when the flow is stopped), with an error that says what was seen last.
 
+#include <functional>
 #include <stop_token>
 #include <string>
 
@@ -25,6 +26,14 @@ Result<v1::AgentStatus> reachAgent(const AgentDialer& agents, const std::string&
 // lines are in the message), with kDeadlineExceeded at `timeout`, kCancelled when `stop` fires.
 Result<v1::AgentStatus> waitMemberHealthy(const AgentApi& agent, Clock& clock, Duration timeout,
                                           std::stop_token stop = {});
+
+// Polls `agent` until `ready` holds for its status ("healthy and fenced": `what`, for the error)
+// and answers that status. Fails at once when its etcd keeps exiting, with kDeadlineExceeded at
+// `timeout` (naming `who` and the status seen last), kCancelled when `stop` fires.
+Result<v1::AgentStatus> waitAgentStatus(const AgentApi& agent, Clock& clock, Duration timeout,
+                                        const std::string& who, const std::string& what,
+                                        const std::function<bool(const v1::AgentStatus&)>& ready,
+                                        std::stop_token stop = {});
 
 // Polls an agent configured with [bootstrap] join until it holds its plan (it added its member to
 // the cluster by itself) and answers that status.

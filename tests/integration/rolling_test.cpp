@@ -9,7 +9,9 @@
 //     lost, and an agent restarted afterwards starts its etcd with it again (it kept it);
 //   - defrag --rolling: on a database with most of its space free (keys written, deleted,
 //     compacted), every member's file shrinks, the leader's leadership moved away before its own
-//     defragmentation (in its etcd's log), and the client's writes go through.
+//     defragmentation (in its etcd's log), each member was fenced for its turn (a new etcd, open
+//     again afterwards), and the client's writes go through; --no-fence defragments in place (the
+//     same etcd processes).
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -345,9 +347,17 @@ TEST_F(Rolling, DefragShrinksEveryMemberTheLeaderLastAfterItsLeadershipMovedUnde
   auto misuse = fleet_->fleet({"defrag", "--timeout", "1m"});
   EXPECT_EQ(misuse.exit_code, 128) << misuse.out << misuse.err;
   EXPECT_THAT(misuse.err, HasSubstr("--timeout is a flag of defrag --rolling"));
+  auto unfenced = fleet_->fleet({"defrag", "--no-fence"});
+  EXPECT_EQ(unfenced.exit_code, 128) << unfenced.out << unfenced.err;
+  EXPECT_THAT(unfenced.err, HasSubstr("--no-fence is a flag of defrag --rolling"));
 
   const std::string old_leader = leader();
   ASSERT_FALSE(old_leader.empty());
+  std::map<std::string, int> pids;
+  for (std::size_t i = 0; i < fleet_->size(); ++i) {
+    auto s = statusOf(fleet_->agent(i));
+    pids[s.member_name()] = s.etcd_pid();
+  }
   startWriter(3);
   if (HasFatalFailure()) return;
   auto defragged = underWrites([&] { return fleet_->fleet({"defrag", "--rolling"}, 300s); });
@@ -371,7 +381,9 @@ TEST_F(Rolling, DefragShrinksEveryMemberTheLeaderLastAfterItsLeadershipMovedUnde
     EXPECT_LT(now.size - now.in_use, 1024 * 1024)
         << name << ": " << now.size << " bytes, " << now.in_use << " in use";
     EXPECT_GT(now.in_use, 16 * 1000 * 1000) << name << ": the live keys are gone";
-    EXPECT_THAT(lineOf(defragged.out, name + " "), HasSubstr(" db size "));
+    EXPECT_THAT(lineOf(defragged.out, name + " "), HasSubstr(", fenced"));
+    EXPECT_THAT(defragged.err, HasSubstr(name + ": fencing (restarted serving clients only on its "
+                                                "fenced socket)"));
     // Its etcd defragmented, in this command.
     EXPECT_THAT(readText(agentOf(name).logPath()), HasSubstr("\"msg\":\"finished defragment\""));
   }
@@ -385,6 +397,23 @@ TEST_F(Rolling, DefragShrinksEveryMemberTheLeaderLastAfterItsLeadershipMovedUnde
   auto health = etcdctl(endpoints_, {"endpoint", "health"});
   EXPECT_EQ(health.exit_code, 0) << health.out << health.err;
   EXPECT_FALSE(exists(fleet_->dir() + "/rolling.json")) << "the journal outlived the defrag";
+  // Fenced for its turn: restarted twice (a new etcd), and open again, serving its client URL.
+  std::map<std::string, int> fenced_pids;
+  for (std::size_t i = 0; i < fleet_->size(); ++i) {
+    auto s = statusOf(fleet_->agent(i));
+    EXPECT_FALSE(s.fenced()) << s.member_name() << " was left fenced";
+    EXPECT_NE(s.etcd_pid(), pids.at(s.member_name())) << s.member_name() << " was not fenced";
+    fenced_pids[s.member_name()] = s.etcd_pid();
+  }
+
+  // In place: the same etcd processes defragment, nobody is fenced.
+  auto in_place = fleet_->fleet({"defrag", "--rolling", "--no-fence"}, 300s);
+  ASSERT_EQ(in_place.exit_code, 0) << in_place.out << in_place.err;
+  for (const auto& [name, db] : before) {
+    EXPECT_THAT(lineOf(in_place.out, name + " "), HasSubstr(", in place"));
+  }
+  EXPECT_THAT(in_place.err, Not(HasSubstr("fencing")));
+  expectNoneRestarted(fenced_pids);
 }
 
 }  // namespace

@@ -70,6 +70,7 @@ struct FakeHost {
   std::int64_t db_size_in_use = 10'000'000;
   int defrags = 0;
   int defragged_as_leader = 0;
+  int defragged_fenced = 0;  // through the agent while fenced (DefragmentMember)
   // The etcd binary its member runs, and the etcd binaries on its host with their versions
   // (StartMember's check runs `BINARY --version`; a path not listed is not there).
   std::string etcd_binary = "/usr/bin/etcd";
@@ -767,6 +768,26 @@ class FakeAgent final : public fleet::AgentApi {
       return r;
     });
   }
+  // Defragment through the agent: only a member that runs (fenced or not), shrunk to what is in
+  // use, counted in `defrags` (and `defragged_fenced`).
+  Result<v1::DefragmentMemberResponse> defragmentMember(Duration) const override {
+    return with("defragmentMember", [&](FakeHost& h) -> Result<v1::DefragmentMemberResponse> {
+      if (!h.started || h.held) {
+        return fail(Errc::kFailedPrecondition,
+                    "agent " + address_ + ": member " + h.member_name + " does not run");
+      }
+      v1::DefragmentMemberResponse r;
+      r.set_db_size_before(h.db_size);
+      r.set_db_size_in_use_before(h.db_size_in_use);
+      h.db_size = h.db_size_in_use;
+      ++h.defrags;
+      if (h.fenced) ++h.defragged_fenced;
+      if (fleet_.leaderLocked() == h.member_id) ++h.defragged_as_leader;
+      r.set_db_size_after(h.db_size);
+      r.set_db_size_in_use_after(h.db_size_in_use);
+      return r;
+    });
+  }
   Result<v1::InstallTrustResponse> installTrust(const std::string& ca_bundle_pem) const override {
     return with("installTrust", [&](FakeHost& h) -> Result<v1::InstallTrustResponse> {
       v1::InstallTrustResponse r;
@@ -1087,7 +1108,8 @@ class FakeMemberMaintenance final : public fleet::MemberMaintenance {
     for (auto& h : fleet_.hosts_) {
       if (h->clientUrl() != url_) continue;
       const auto* m = fleet_.member(h->member_id);
-      if (m == nullptr || !fleet_.memberUp(*m)) break;
+      // A fenced member serves clients only on its fenced socket.
+      if (m == nullptr || !fleet_.memberUp(*m) || h->fenced) break;
       return fn(*h);
     }
     return fail(Errc::kUnavailable, "etcd at " + url_ + ": connection refused");

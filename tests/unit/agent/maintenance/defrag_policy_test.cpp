@@ -1,13 +1,15 @@
 // The [defrag] policy: which member a check defragments (followers first, the most free space
 // first, the leader only after its leadership went), when it waits (a member that does not answer
 // or follows another leader), the daily window, and the keeper on the loop with a manual clock
-// (only the leader's agent checks, once a minute, sooner after a step; never under NOSPACE).
+// (only the leader's agent checks, once a minute, sooner after a step; never under NOSPACE); the
+// agent's own member defragmented on request (DefragmentMember).
 
 #include "agent/maintenance/defrag_policy.hpp"
 
 #include <gtest/gtest.h>
 
 #include <map>
+#include <optional>
 
 #include "tests/mocks/manual_clock.hpp"
 
@@ -148,6 +150,56 @@ TEST(CheckAndDefragment, TheLeadersTurnMovesItsLeadershipFirst) {
   EXPECT_EQ(cluster.calls, std::vector<std::string>{"move leader to 3"});
   EXPECT_EQ(outcome.summary,
             "the leader's database is worth defragmenting: leadership moved to m3 first");
+}
+
+// ---- DefragmentMember: the agent's own member, through the endpoint the agent dials it at -----
+
+// The agent's member alone: 52 MB with 1 MB in use until defragmented; `fail` makes the
+// defragmentation fail as etcd's would.
+class OwnMember final : public ClusterOps {
+ public:
+  Status now = sized(52, 1);
+  std::vector<std::string> calls;
+  std::optional<Error> fail_with;
+  Result<std::vector<std::uint64_t>> nospaceAlarms() override {
+    return std::vector<std::uint64_t>{};
+  }
+  Result<Status> self() override {
+    calls.push_back("status");
+    return now;
+  }
+  Result<void> compact(std::int64_t, const std::stop_token&) override { return {}; }
+  Result<std::vector<Member>> members() override { return kMembers; }
+  Result<Status> status(const Member&) override { return now; }
+  Result<Status> defragment(const Member& m, const std::stop_token&) override {
+    calls.push_back("defrag " + m.client_url);
+    if (fail_with) return std::unexpected(*fail_with);
+    now.db_size = now.db_size_in_use;
+    return now;
+  }
+  Result<void> disarm(std::uint64_t) override { return {}; }
+  Result<void> moveLeader(std::uint64_t) override { return {}; }
+};
+
+TEST(DefragmentOwnMember, DefragmentsThroughTheAgentsEndpointAndAnswersBothSizes) {
+  OwnMember member;
+  auto r = defragmentOwnMember(member, "unix:///run/etcd-agent/m1.fenced.sock", {});
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(member.calls,
+            (std::vector<std::string>{"status", "defrag unix:///run/etcd-agent/m1.fenced.sock"}));
+  EXPECT_EQ(r->db_size_before(), sized(52, 1).db_size);
+  EXPECT_EQ(r->db_size_in_use_before(), sized(52, 1).db_size_in_use);
+  EXPECT_EQ(r->db_size_after(), sized(52, 1).db_size_in_use);
+  EXPECT_EQ(r->db_size_in_use_after(), sized(52, 1).db_size_in_use);
+}
+
+TEST(DefragmentOwnMember, AFailureSaysWhatFailed) {
+  OwnMember member;
+  member.fail_with = Error{Errc::kDeadlineExceeded, "context deadline exceeded"};
+  auto r = defragmentOwnMember(member, "http://127.0.0.1:2379", {});
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, Errc::kDeadlineExceeded);
+  EXPECT_EQ(r.error().message, "defragment: context deadline exceeded");
 }
 
 // ---- the keeper

@@ -1,7 +1,9 @@
 // The rolling defrag against an in-memory fleet: followers first, the leader last and only after
 // the leadership moved to a healthy voter, each member's db size before and after, the refusal
 // while a member is unhealthy or another member-by-member flow is in progress, the stop at the
-// first failure with where it stopped, and the re-run that finishes.
+// first failure with where it stopped, and the re-run that finishes; in place (--no-fence) and
+// fenced (each member fenced, defragmented through its agent, opened again; a failure opens it
+// again, a member left fenced is finished fenced).
 
 #include "fleet/rolling_defrag.hpp"
 
@@ -25,7 +27,11 @@ struct RollingDefrag : ::testing::Test {
     w.saveInventoryOf("prod", hosts);
   }
 
+  // In place: the member's client URL asked directly.
   Result<fleet::RollingDefragReport> defrag() {
+    return fleet::rollingDefrag(w.env(), {.inventory = w.inventory(), .fence = false});
+  }
+  Result<fleet::RollingDefragReport> defragFenced() {
     return fleet::rollingDefrag(w.env(), {.inventory = w.inventory()});
   }
 
@@ -33,11 +39,15 @@ struct RollingDefrag : ::testing::Test {
     return fleet::rollingJournalPath(w.inventoryPath());
   }
 
-  // The etcd calls that change something, in order: "http://127.0.0.12:2379 defragment", ...
+  // The etcd and agent calls that change something, in order: "http://127.0.0.12:2379
+  // defragment", "127.0.0.12:2378 restoreMember FENCE", ...
   std::vector<std::string> changes() {
     std::vector<std::string> out;
     for (const auto& c : w.fleet.calls()) {
-      if (c.ends_with(" defragment") || c.ends_with(" moveLeader")) out.push_back(c);
+      if (c.ends_with(" defragment") || c.ends_with(" moveLeader") ||
+          c.ends_with(" defragmentMember") || c.find(" restoreMember ") != std::string::npos) {
+        out.push_back(c);
+      }
     }
     return out;
   }
@@ -77,13 +87,107 @@ TEST_F(RollingDefrag, DefragmentsFollowersFirstAndTheLeaderLastOnceTheLeadership
   EXPECT_TRUE(w.progress.said("m1: moving the leadership to m2 (" +
                               membership::hexId(hosts[1]->member_id) +
                               ") before its defragmentation"));
-  EXPECT_TRUE(w.progress.said("m2: defragmenting (db size 40 MB, 10 MB in use)"));
+  EXPECT_TRUE(w.progress.said("m2: defragmenting in place (db size 40 MB, 10 MB in use)"));
+  EXPECT_FALSE(r->members[0].fenced);
   EXPECT_TRUE(
       w.progress.said("m1: leadership moved to m2; db size 40 MB -> 10 MB (10 MB in use "
                       "before)"));
   auto journal = fleet::loadRotationJournal(journalPath());
   ASSERT_TRUE(journal);
   EXPECT_FALSE(*journal) << "the journal outlived the rolling defrag";
+}
+
+TEST_F(RollingDefrag, FencesEachMemberDefragmentsItThroughItsAgentAndOpensItAgain) {
+  auto r = defragFenced();
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(changes(), (std::vector<std::string>{
+                           "127.0.0.12:2378 restoreMember FENCE",
+                           "127.0.0.12:2378 defragmentMember",
+                           "127.0.0.12:2378 restoreMember OPEN",
+                           "127.0.0.13:2378 restoreMember FENCE",
+                           "127.0.0.13:2378 defragmentMember",
+                           "127.0.0.13:2378 restoreMember OPEN",
+                           // The leader hands its leadership on before it is fenced (stopped).
+                           "http://127.0.0.11:2379 moveLeader",
+                           "127.0.0.11:2378 restoreMember FENCE",
+                           "127.0.0.11:2378 defragmentMember",
+                           "127.0.0.11:2378 restoreMember OPEN",
+                       }));
+  EXPECT_EQ(w.fleet.leaderLocked(), hosts[1]->member_id);
+  for (const auto* h : hosts) {
+    EXPECT_EQ(h->defragged_fenced, 1) << h->member_name;
+    EXPECT_EQ(h->defragged_as_leader, 0) << h->member_name;
+    EXPECT_EQ(h->db_size, h->db_size_in_use) << h->member_name;
+    EXPECT_FALSE(h->fenced) << h->member_name << " was left fenced";
+  }
+  ASSERT_EQ(r->members.size(), 3U);
+  for (const auto& m : r->members) {
+    EXPECT_TRUE(m.fenced) << m.name;
+    EXPECT_EQ(m.before.size, 40'000'000) << m.name;
+    EXPECT_EQ(m.after.size, 10'000'000) << m.name;
+  }
+  EXPECT_EQ(r->members[2].leader_moved_to, "m2");
+  EXPECT_TRUE(w.progress.said("m2: fencing (restarted serving clients only on its fenced socket)"));
+  EXPECT_TRUE(
+      w.progress.said("m2: db size 40 MB -> 10 MB (10 MB in use before); opening it again"));
+  EXPECT_TRUE(
+      w.progress.said("m1: leadership moved to m2; fenced, db size 40 MB -> 10 MB (10 MB "
+                      "in use before)"));
+}
+
+TEST_F(RollingDefrag, AFencedDefragmentationThatFailsOpensTheMemberAgainAndARerunFinishes) {
+  w.fleet.failNext("defragmentMember@127.0.0.13:2378",
+                   {Errc::kDeadlineExceeded, "agent 127.0.0.13:2378: defragment member: deadline"});
+  auto r = defragFenced();
+  ASSERT_FALSE(r);
+  EXPECT_THAT(r.error().message,
+              HasSubstr("member m3 (127.0.0.13:2378): agent 127.0.0.13:2378: defragment member: "
+                        "deadline (the member was opened again)"));
+  EXPECT_THAT(r.error().message, HasSubstr("1 of 3 members done (defragment)"));
+  EXPECT_FALSE(hosts[2]->fenced) << "a failed turn leaves no member fenced";
+  EXPECT_EQ(hosts[2]->defrags, 0);
+
+  auto again = defragFenced();
+  ASSERT_TRUE(again) << again.error().message;
+  EXPECT_TRUE(again->resumed);
+  for (const auto* h : hosts) {
+    EXPECT_EQ(h->defragged_fenced, 1) << h->member_name;
+    EXPECT_FALSE(h->fenced) << h->member_name;
+  }
+}
+
+TEST_F(RollingDefrag, AMemberLeftFencedByAnInterruptedRunIsFinishedFencedEvenInPlace) {
+  // A run stopped after fencing m3: the journal names it begun, its agent reports it fenced (its
+  // client URL does not serve).
+  ASSERT_TRUE(fleet::saveRotationJournal(journalPath(), {.kind = fleet::RotationKind::kDefrag,
+                                                         .step = fleet::RotationStep::kDefrag,
+                                                         .started_at = "2026-01-31T12:00:00Z",
+                                                         .done = {"m2"},
+                                                         .current = "m3"}));
+  hosts[2]->fenced = true;
+  auto r = defrag();  // --no-fence
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(changes(), (std::vector<std::string>{
+                           "127.0.0.13:2378 defragmentMember",
+                           "127.0.0.13:2378 restoreMember OPEN",
+                           "http://127.0.0.11:2379 moveLeader",
+                           "http://127.0.0.11:2379 defragment",
+                       }));
+  EXPECT_FALSE(hosts[2]->fenced);
+  EXPECT_EQ(hosts[2]->defragged_fenced, 1);
+  ASSERT_EQ(r->members.size(), 3U);
+  EXPECT_TRUE(r->members[1].fenced);
+  EXPECT_FALSE(r->members[2].fenced);
+}
+
+TEST_F(RollingDefrag, AMemberInTheMiddleOfAnInPlaceRestoreIsNotTouched) {
+  hosts[1]->restoring_sha = "migrate-v2";
+  auto r = defragFenced();
+  ASSERT_FALSE(r);
+  EXPECT_THAT(r.error().message,
+              HasSubstr("member m2 (127.0.0.12:2378): an in-place restore or migration is under "
+                        "way on it"));
+  EXPECT_TRUE(changes().empty());
 }
 
 TEST_F(RollingDefrag, TheLeadershipGoesToAHealthyVoterNotToALearner) {
