@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <map>
+#include <optional>
 #include <random>
 #include <set>
 #include <sstream>
@@ -26,6 +27,11 @@ constexpr auto kHealthPoll = 50ms;
 constexpr int kMaxHealthRounds = 100000;
 // How often (in health rounds) a restore bootstrap asks the agents whether a restore failed.
 constexpr int kRestoreCheckRounds = 10;
+// The static bootstrap's first member: how often its peer listener is asked whether it is served,
+// each ask's deadline, and how long the others wait for it at most (then they start anyway).
+constexpr auto kLeadPoll = 10ms;
+constexpr auto kLeadAsk = 100ms;
+constexpr auto kLeadWait = 3s;
 
 std::string step(int n, std::string_view what) {
   return "[" + std::to_string(n) + "/" + std::to_string(kSteps) + "] " + std::string(what);
@@ -106,6 +112,8 @@ class Bootstrap {
   Result<void> preflight();
   Result<std::optional<BootstrapReport>> existing();
   Result<void> planAndApply();
+  [[nodiscard]] std::optional<std::size_t> leadMember() const;
+  void waitServing(std::size_t lead);
   Result<BootstrapReport> waitHealthy();
   std::optional<Error> restoreFailed();
   Result<void> dialMembers();
@@ -344,17 +352,36 @@ Result<void> Bootstrap::planAndApply() {
     for (std::size_t i = 0; i < n_; ++i) plans_[i].plan.set_restore_snapshot((*paths)[i]);
   }
 
-  // 4. Apply in parallel.
+  // 4. Apply: the lead member first (leadMember), the others in parallel once it serves.
   say(step(4, "applying the plan ..."));
-  auto applied = fanOut(n_, [&](std::size_t i) { return agents_[i]->applyPlan(plans_[i].plan); });
+  std::vector<std::optional<Result<v1::AgentStatus>>> applied(n_);
+  std::vector<std::size_t> rest;
+  const auto lead = leadMember();
+  for (std::size_t i = 0; i < n_; ++i) {
+    if (i != lead) rest.push_back(i);
+  }
+  if (lead) {
+    applied[*lead] = agents_[*lead]->applyPlan(plans_[*lead].plan);
+    if (*applied[*lead]) {
+      waitServing(*lead);
+    } else {
+      rest.clear();  // refused: nobody else is touched
+    }
+  }
+  auto others = fanOut(rest.size(), [&](std::size_t k) {
+    return agents_[rest[k]]->applyPlan(plans_[rest[k]].plan);
+  });
+  for (std::size_t k = 0; k < rest.size(); ++k) applied[rest[k]] = std::move(*others[k]);
   std::vector<std::string> refusals;
   for (std::size_t i = 0; i < n_; ++i) {
-    if (applied[i]) {
+    if (!applied[i]) continue;  // not asked: the lead member refused
+    const auto& a = *applied[i];
+    if (a) {
       say("  " + agentName(i) + " plan accepted (member " + plans_[i].name + ")");
       got_plan_.push_back(hostName(i));
     } else {
-      say("  " + agentName(i) + " FAILED: " + applied[i].error().message);
-      refusals.push_back(hostName(i) + " (" + applied[i].error().message + ")");
+      say("  " + agentName(i) + " FAILED: " + a.error().message);
+      refusals.push_back(hostName(i) + " (" + a.error().message + ")");
     }
   }
   if (!refusals.empty()) {
@@ -363,6 +390,44 @@ Result<void> Bootstrap::planAndApply() {
         "; hosts that did not: " + joinList(refusals) + ". " + abortHint(req_.inventory_path)));
   }
   return {};
+}
+
+// A static bootstrap's first member. etcd 3.4 asks a new member's peers, one after another in the
+// byte order of their peer URLs, whether the cluster exists already, each ask bounded by 1 s
+// (etcdserver isMemberBootstrapped); a peer whose port is bound but not yet served holds an ask
+// for the whole second, so members started together often wait 1-2 s for each other, silently,
+// before raft starts. Started alone, the member whose peer URL sorts first finds no peer
+// listening (refused at once) and serves within moments; the others, started once it answers, ask
+// it first and hear at once. etcd's check still runs, against a real peer. None for discovery
+// (no such ask), a restore (the data dir is not new) or a single member.
+std::optional<std::size_t> Bootstrap::leadMember() const {
+  if (req_.mode != bs::Mode::kStatic || req_.snapshot || n_ < 2) return std::nullopt;
+  std::size_t lead = 0;
+  for (std::size_t i = 1; i < n_; ++i) {
+    if (plans_[i].peer_url < plans_[lead].peer_url) lead = i;
+  }
+  return lead;
+}
+
+// Waits until the lead member's peer listener is served (etcd serves it once its bootstrap check
+// passed; its client URL only once the cluster has a leader), at most kLeadWait: then the others
+// start anyway, and wait for each other as members started together do.
+void Bootstrap::waitServing(std::size_t lead) {
+  const auto began = env_.clock.now();
+  const std::string who = "member " + plans_[lead].name;
+  for (int attempt = 0; attempt < kMaxHealthRounds; ++attempt) {
+    if (env_.etcd.peerServes(plans_[lead].peer_url, kLeadAsk)) {
+      const auto ms =
+          std::chrono::duration_cast<std::chrono::milliseconds>(env_.clock.now() - began);
+      say("  " + who + " serves (after " + std::to_string(ms.count()) +
+          " ms): the others start now and find it first");
+      return;
+    }
+    if (env_.clock.now() - began >= kLeadWait || env_.stop.stop_requested()) break;
+    env_.clock.sleepFor(kLeadPoll);
+  }
+  say("  " + who + " does not answer within " + formatDuration(kLeadWait) +
+      "; the others start anyway");
 }
 
 // 5. Wait for every member healthy and one leader. etcd itself is asked (Status, then a

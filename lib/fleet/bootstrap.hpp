@@ -3,7 +3,9 @@
 // `etcd-fleet bootstrap`: from etcd-agents on N hosts to a healthy cluster in one command.
 //
 // reach every agent -> Preflight on all -> plan (bootstrap_plan.hpp, pure) -> [upload the
-// snapshot] -> ApplyPlan in parallel -> wait until every member is healthy and one leads ->
+// snapshot] -> ApplyPlan (static: the member whose peer URL sorts first alone, until its peer
+// URL is served, then the others in parallel; bootstrap.cpp leadMember) -> wait until every member is
+// healthy and one leads ->
 // inventory. Progress goes to the flow's Progress, one line per host and step.
 //
 // Safe to re-run: the plan is a function of the hosts, names, token and the ports the agents

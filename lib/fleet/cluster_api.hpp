@@ -147,6 +147,9 @@ class EtcdDialer {
   // The cluster's auth store through `endpoints`, with the operator's TLS and credentials;
   // connects as cluster() does.
   virtual Result<std::unique_ptr<AuthApi>> auth(const std::vector<std::string>& endpoints) = 0;
+  // Whether the member's peer listener at `peer_url` is served yet (peer_probe.hpp), within
+  // `timeout`: bootstrap's first member.
+  virtual bool peerServes(const std::string& peer_url, Duration timeout) = 0;
 };
 
 }  // namespace etcdagent::fleet

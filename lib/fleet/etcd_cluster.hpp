@@ -5,6 +5,7 @@
 
 #include "etcd/client.hpp"
 #include "fleet/cluster_api.hpp"
+#include "fleet/peer_probe.hpp"
 
 namespace etcdagent::fleet {
 
@@ -19,6 +20,9 @@ class EtcdConnector final : public EtcdDialer {
   Result<std::unique_ptr<MemberMaintenance>> maintenance(const std::string& client_url,
                                                          Duration timeout) override;
   Result<std::unique_ptr<AuthApi>> auth(const std::vector<std::string>& endpoints) override;
+  bool peerServes(const std::string& peer_url, Duration timeout) override {
+    return peerAnswers(peer_url, timeout);
+  }
 
  private:
   // A client for `endpoints` that authenticated (or found auth off) already.

@@ -1139,6 +1139,17 @@ class FakeEtcd final : public fleet::EtcdDialer {
     if (auto e = fleet_.enter("etcd", "dial")) return std::unexpected(*e);
     return std::make_unique<FakeAuth>(fleet_);
   }
+  // The peer listener of a member whose etcd runs: started, or holding a plan and waiting for its
+  // peers (recorded as "<peer URL> peerServes").
+  bool peerServes(const std::string& peer_url, Duration) override {
+    if (fleet_.enter(peer_url, "peerServes")) return false;
+    std::lock_guard lock(fleet_.mu());
+    for (const auto& h : fleet_.hosts_) {
+      if (h->peerUrl() != peer_url) continue;
+      return h->up && (h->started || (h->plan && !h->stopped && !h->crash_looping && !h->held));
+    }
+    return false;
+  }
 
  private:
   FakeFleet& fleet_;

@@ -1,9 +1,13 @@
 // The bootstrap flow against an in-memory fleet: a new cluster, a re-run that changes nothing,
-// adoption, refusals that change nothing, a timeout that names the member, and --abort.
+// adoption, refusals that change nothing, a timeout that names the member, and --abort; the
+// static bootstrap's first member (the peer URL that sorts first) started alone, the others once
+// it answers.
 
 #include "fleet/bootstrap.hpp"
 
 #include <gtest/gtest.h>
+
+#include <set>
 
 #include "tests/mocks/fleet_world.hpp"
 
@@ -58,6 +62,46 @@ TEST_F(Bootstrap, ThreeIdleAgentsBecomeAHealthyClusterWithOnePlanAndAnInventory)
   for (std::size_t i = 0; i < 3; ++i) EXPECT_EQ(inv.members[i].id, r->ids[i]);
   EXPECT_TRUE(w.progress.said("[4/5] applying the plan"));
   EXPECT_TRUE(w.progress.said("is healthy with 3 members"));
+}
+
+// The calls that start members or ask one whether it serves, in order.
+std::vector<std::string> startOrder(FakeFleet& fleet) {
+  std::vector<std::string> out;
+  for (const auto& c : fleet.calls()) {
+    if (c.ends_with(" applyPlan") || c.ends_with(" peerServes")) out.push_back(c);
+  }
+  return out;
+}
+
+TEST(BootstrapOrder, TheMemberWhosePeerUrlSortsFirstStartsAloneTheOthersOnceItServes) {
+  // etcd sorts peer URLs as strings: "http://127.0.0.10:2380" comes before "http://127.0.0.2:..".
+  FleetWorld w;
+  std::vector<FakeHost*> hosts{&w.fleet.addHost(2, "m1"), &w.fleet.addHost(3, "m2"),
+                               &w.fleet.addHost(10, "m3")};
+  std::vector<bs::HostSpec> specs;
+  for (auto* h : hosts) specs.push_back({h->advertise, h->address});
+  auto r = fleet::bootstrapCluster(
+      w.env(), {.hosts = specs, .cluster_token = "prod", .inventory_path = w.inventoryPath()});
+  ASSERT_TRUE(r) << r.error().message;
+  const auto order = startOrder(w.fleet);
+  ASSERT_GE(order.size(), 4u);
+  EXPECT_EQ(order[0], "127.0.0.10:2378 applyPlan");
+  EXPECT_EQ(order[1], "http://127.0.0.10:2380 peerServes") << "asked before the others start";
+  EXPECT_EQ(std::set<std::string>(order.begin() + 2, order.begin() + 4),
+            (std::set<std::string>{"127.0.0.2:2378 applyPlan", "127.0.0.3:2378 applyPlan"}));
+  EXPECT_TRUE(w.progress.said("member m3 serves (after 0 ms): the others start now"));
+  EXPECT_TRUE(w.progress.said("is healthy with 3 members"));
+}
+
+TEST_F(Bootstrap, ALeadMemberThatRefusesThePlanLeavesTheOthersUntouched) {
+  w.fleet.failNext("applyPlan@127.0.0.11:2378",
+                   {Errc::kFailedPrecondition, "agent 127.0.0.11:2378: apply plan: disk full"});
+  auto r = bootstrap("prod");
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("hosts that got the plan: none"), std::string::npos)
+      << r.error().message;
+  EXPECT_EQ(w.fleet.count("applyPlan"), 1u) << "only the lead member was asked";
+  for (auto* h : hosts) EXPECT_FALSE(h->plan) << h->member_name;
 }
 
 TEST_F(Bootstrap, ReRunningOnAHealthyClusterChangesNothing) {
