@@ -4,9 +4,9 @@
 //
 // reach every agent -> Preflight on all -> plan (bootstrap_plan.hpp, pure) -> [upload the
 // snapshot] -> ApplyPlan (static: the member whose peer URL sorts first alone, until its peer
-// URL is served, then the others in parallel; bootstrap.cpp leadMember) -> wait until every member is
-// healthy and one leads ->
-// inventory. Progress goes to the flow's Progress, one line per host and step.
+// URL is served, then the others in parallel; bootstrap.cpp leadMember) -> wait until every member
+// is healthy and one leads -> inventory. Progress goes to the flow's Progress, one line per host
+// and step.
 //
 // Safe to re-run: the plan is a function of the hosts, names, token and the ports the agents
 // report (an agent that holds a plan reports the plan's ports), and an agent takes the same plan
