@@ -113,7 +113,8 @@ class Bootstrap {
   Result<std::optional<BootstrapReport>> existing();
   Result<void> planAndApply();
   [[nodiscard]] std::optional<std::size_t> leadMember() const;
-  void waitServing(std::size_t lead);
+  // False when the flow was interrupted meanwhile.
+  bool waitServing(std::size_t lead);
   Result<BootstrapReport> waitHealthy();
   std::optional<Error> restoreFailed();
   Result<void> dialMembers();
@@ -362,10 +363,12 @@ Result<void> Bootstrap::planAndApply() {
   }
   if (lead) {
     applied[*lead] = agents_[*lead]->applyPlan(plans_[*lead].plan);
-    if (*applied[*lead]) {
-      waitServing(*lead);
-    } else {
+    if (!*applied[*lead]) {
       rest.clear();  // refused: nobody else is touched
+    } else if (!waitServing(*lead)) {
+      return fail(Errc::kCancelled, "interrupted after " + hostName(*lead) +
+                                        " got the plan (member " + plans_[*lead].name + "); " +
+                                        abortHint(req_.inventory_path));
     }
   }
   auto others = fanOut(rest.size(), [&](std::size_t k) {
@@ -412,7 +415,7 @@ std::optional<std::size_t> Bootstrap::leadMember() const {
 // Waits until the lead member's peer listener is served (etcd serves it once its bootstrap check
 // passed; its client URL only once the cluster has a leader), at most kLeadWait: then the others
 // start anyway, and wait for each other as members started together do.
-void Bootstrap::waitServing(std::size_t lead) {
+bool Bootstrap::waitServing(std::size_t lead) {
   const auto began = env_.clock.now();
   const std::string who = "member " + plans_[lead].name;
   for (int attempt = 0; attempt < kMaxHealthRounds; ++attempt) {
@@ -421,13 +424,15 @@ void Bootstrap::waitServing(std::size_t lead) {
           std::chrono::duration_cast<std::chrono::milliseconds>(env_.clock.now() - began);
       say("  " + who + " serves (after " + std::to_string(ms.count()) +
           " ms): the others start now and find it first");
-      return;
+      return true;
     }
-    if (env_.clock.now() - began >= kLeadWait || env_.stop.stop_requested()) break;
+    if (env_.stop.stop_requested()) return false;
+    if (env_.clock.now() - began >= kLeadWait) break;
     env_.clock.sleepFor(kLeadPoll);
   }
-  say("  " + who + " does not answer within " + formatDuration(kLeadWait) +
+  say("  " + who + " does not serve its peer URL within " + formatDuration(kLeadWait) +
       "; the others start anyway");
+  return true;
 }
 
 // 5. Wait for every member healthy and one leader. etcd itself is asked (Status, then a
