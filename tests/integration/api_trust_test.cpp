@@ -1,6 +1,7 @@
 // The agent API does not trust its callers: an unprivileged local user may read but not change
 // the member, every request is validated, RemoveMember wipes only what the cluster confirms is
-// gone, and discovery tokens are bounded. Real etcd-agent, etcd and etcd-fleet on loopback.
+// gone, discovery tokens are bounded, and DefragmentMember works only on a member that runs. Real
+// etcd-agent, etcd and etcd-fleet on loopback.
 
 #include <gmock/gmock.h>
 #include <grpcpp/grpcpp.h>
@@ -11,6 +12,7 @@
 
 #include "tests/support/agent_harness.hpp"
 #include "tests/support/etcd_cluster.hpp"
+#include "tests/support/files.hpp"
 #include "tests/support/fleet_harness.hpp"
 
 namespace etcdagent::testing {
@@ -65,6 +67,26 @@ TEST(ApiTrust, AnUnprivilegedUserMayReadTheAgentButNotWipeIt) {
   auto s = agent.waitFor(healthyOnce);
   EXPECT_TRUE(healthyOnce(s)) << s.DebugString();
   EXPECT_TRUE(std::filesystem::exists(agent.dataRoot() + "/m1/data/member"));
+}
+
+TEST(ApiTrust, DefragmentMemberDefragmentsAHealthyMemberAndRefusesAStoppedOne) {
+  TempDir dir;
+  AgentHarness agent(dir.path(), {});
+  startWithPlan(agent);
+  // The agent defragments its own member through its own connection and says the sizes.
+  auto done = agent.client().defragmentMember(60s);
+  ASSERT_TRUE(done) << done.error().message;
+  EXPECT_GT(done->db_size_before(), 0);
+  EXPECT_GT(done->db_size_after(), 0);
+  EXPECT_LE(done->db_size_in_use_after(), done->db_size_after());
+  EXPECT_THAT(readText(agent.logPath()), HasSubstr("\"msg\":\"finished defragment\""));
+
+  // Stopped, there is nothing to defragment: refused, saying why.
+  ASSERT_TRUE(agent.client().stopMember());
+  auto refused = agent.client().defragmentMember(60s);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code, Errc::kFailedPrecondition) << refused.error().message;
+  EXPECT_THAT(refused.error().message, HasSubstr("member m1 cannot be defragmented now"));
 }
 
 TEST(ApiTrust, RemoveMemberRefusesToWipeAHealthyMemberOfItsCluster) {
