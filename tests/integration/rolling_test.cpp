@@ -282,9 +282,16 @@ TEST_F(Rolling, UpgradeStartsEveryEtcdWithTheNewBinaryLeaderLastAndItsAgentKeeps
   std::cout << upgraded.err << upgraded.out;
   EXPECT_THAT(upgraded.err, HasSubstr(next + " is etcd 3.4"));
   EXPECT_THAT(upgraded.out, HasSubstr("every member runs etcd 3.4"));
-  EXPECT_THAT(lineOf(upgraded.err, "[3/3] upgrade: "),
-              HasSubstr("member " + old_leader + " (" + agentOf(old_leader).apiAddress() +
-                        "), the leader"));
+  // Followers first: the flow never restarts the member that leads while a follower is left. The
+  // last one is the old leader, or the member that leads then: with etcd 3.4 (no pre-vote) a
+  // follower restarted on a busy machine may call an election before the leader's heartbeat
+  // reaches it, and win it (seen once in CI).
+  EXPECT_THAT(lineOf(upgraded.err, "[1/3] upgrade: "), Not(HasSubstr("the leader")));
+  EXPECT_THAT(lineOf(upgraded.err, "[2/3] upgrade: "), Not(HasSubstr("the leader")));
+  const std::string last = lineOf(upgraded.err, "[3/3] upgrade: ");
+  EXPECT_TRUE(last.find("member " + old_leader + " (") != std::string::npos ||
+              last.ends_with(", the leader"))
+      << last;
   for (std::size_t i = 0; i < fleet_->size(); ++i) {
     auto s = statusOf(fleet_->agent(i));
     EXPECT_NE(s.etcd_pid(), pids[s.member_name()]) << s.member_name() << " was not restarted";
