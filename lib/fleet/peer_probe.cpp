@@ -15,7 +15,7 @@
 namespace etcdagent::fleet {
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using SteadyClock = std::chrono::steady_clock;
 
 // A socket closed when it goes out of scope.
 class Fd {
@@ -32,14 +32,14 @@ class Fd {
   int fd_;
 };
 
-int msLeft(Clock::time_point deadline) {
+int msLeft(SteadyClock::time_point deadline) {
   const auto left =
-      std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+      std::chrono::duration_cast<std::chrono::milliseconds>(deadline - SteadyClock::now()).count();
   return left > 0 ? static_cast<int>(left) : 0;
 }
 
 // Waits for `events` on `fd` until `deadline`: the revents, 0 on timeout.
-short waitFor(int fd, short events, Clock::time_point deadline) {
+short waitFor(int fd, short events, SteadyClock::time_point deadline) {
   pollfd p{.fd = fd, .events = events, .revents = 0};
   for (;;) {
     const int n = ::poll(&p, 1, msLeft(deadline));
@@ -49,7 +49,7 @@ short waitFor(int fd, short events, Clock::time_point deadline) {
 }
 
 // One connection to `address`: whether the listener reacted to the request before `deadline`.
-bool reacts(const addrinfo& address, const std::string& request, Clock::time_point deadline) {
+bool reacts(const addrinfo& address, const std::string& request, SteadyClock::time_point deadline) {
   Fd fd(::socket(address.ai_family, address.ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC,
                  address.ai_protocol));
   if (fd.get() < 0) return false;
@@ -73,7 +73,7 @@ bool reacts(const addrinfo& address, const std::string& request, Clock::time_poi
 }  // namespace
 
 bool peerAnswers(std::string_view peer_url, Duration timeout) {
-  const auto deadline = Clock::now() + timeout;
+  const auto deadline = SteadyClock::now() + timeout;
   const std::string host_port = hostPortOf(peer_url);
   const auto colon = host_port.rfind(':');
   if (colon == std::string::npos) return false;
