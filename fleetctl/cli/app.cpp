@@ -107,7 +107,7 @@ std::expected<etcd::Client*, CommandError> Context::client() {
 }
 
 int runCli(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err,
-           std::istream& in) {
+           std::istream& in, const CliFinish& finish) {
   static const Command root = rootCommand();
   FlagSet global;
   defineGlobalFlags(global);
@@ -185,13 +185,16 @@ int runCli(const std::vector<std::string>& argv, std::ostream& out, std::ostream
   Context ctx(std::move(*options), local, std::move(*positional), out, err, in);
   ctx.setArgv(argv);
   auto result = cmd.run(ctx);
+  int code = exitcode::kSuccess;
+  if (!result && result.error().print_usage) out << usageFor(path, local, global);
   out.flush();
   if (!result) {
-    if (result.error().print_usage) out << usageFor(path, local, global);
     err << "Error: " << result.error().message << "\n";
-    return result.error().exit_code;
+    code = result.error().exit_code;
   }
-  return exitcode::kSuccess;
+  err.flush();
+  if (finish) finish(code);
+  return code;
 }
 
 }  // namespace etcdagent::fleet

@@ -113,8 +113,13 @@ struct Command {
 // Builds the whole tree (commands/*.cpp contribute their families).
 Command rootCommand();
 
+// What runCli does once a command has run and its output and error are written, with the exit
+// code, while the command's connections still exist: nothing (runCli then returns the code), or end
+// the process right there (etcd-fleet's main).
+using CliFinish = std::function<void(int exit_code)>;
+
 // Parses argv, dispatches, prints errors; returns the process exit code.
 int runCli(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err,
-           std::istream& in);
+           std::istream& in, const CliFinish& finish = {});
 
 }  // namespace etcdagent::fleet
