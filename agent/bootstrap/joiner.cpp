@@ -104,7 +104,7 @@ void Joiner::attempt() {
         auto client = joinClient(join, tls);
         if (!client) return fail(client.error());
         if (!has_plan) {
-          auto added = membership::addLearner(**client, name, peer, stop);
+          auto added = membership::addLearner(**client, name, peer, {}, stop);
           if (!added) return fail(added.error());
           return Registered{added->id, added->initial_cluster, added->already_registered};
         }

@@ -40,10 +40,11 @@ class ClusterApi {
   // parallel; one that answers with another ID does not count).
   virtual std::set<std::uint64_t> healthy(const std::vector<MemberInfo>& members,
                                           std::chrono::milliseconds timeout) = 0;
-  // membership::addLearner: idempotent by peer URL, retried through leader changes.
-  virtual Result<membership::AddedLearner> addLearner(const std::string& name,
-                                                      const std::string& peer_url,
-                                                      std::stop_token stop) = 0;
+  // membership::addLearner: idempotent by peer URL, retried through leader changes and while
+  // etcd refuses it as "unhealthy cluster" (`progress` hears why once).
+  virtual Result<membership::AddedLearner> addLearner(
+      const std::string& name, const std::string& peer_url,
+      const std::function<void(const std::string&)>& progress, std::stop_token stop) = 0;
   // membership::promoteWhenInSync.
   virtual Result<void> promoteWhenInSync(std::uint64_t id, std::chrono::seconds timeout,
                                          const std::function<void(const std::string&)>& progress,
@@ -82,6 +83,8 @@ struct MemberStatus {
   std::int64_t db_size = 0;  // bytes of its database file
   std::int64_t db_size_in_use = 0;
   std::uint64_t raft_index = 0;
+  std::uint64_t raft_term = 0;
+  std::int64_t revision = 0;  // of the answer's header
   bool is_learner = false;
 };
 

@@ -25,9 +25,10 @@ class EtcdCluster final : public ClusterApi {
     return membership::healthyMembers(members, timeout, base_);
   }
 
-  Result<membership::AddedLearner> addLearner(const std::string& name, const std::string& peer_url,
-                                              std::stop_token stop) override {
-    return membership::addLearner(*client_, name, peer_url, std::move(stop));
+  Result<membership::AddedLearner> addLearner(
+      const std::string& name, const std::string& peer_url,
+      const std::function<void(const std::string&)>& progress, std::stop_token stop) override {
+    return membership::addLearner(*client_, name, peer_url, progress, std::move(stop));
   }
 
   Result<void> promoteWhenInSync(std::uint64_t id, std::chrono::seconds timeout,
@@ -200,6 +201,8 @@ class EtcdMemberMaintenance final : public MemberMaintenance {
                         .db_size = st->dbsize(),
                         .db_size_in_use = st->dbsizeinuse(),
                         .raft_index = st->raftindex(),
+                        .raft_term = st->raftterm(),
+                        .revision = st->header().revision(),
                         .is_learner = st->islearner()};
   }
 

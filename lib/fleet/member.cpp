@@ -216,7 +216,8 @@ Result<void> MemberAddition::findRegistered() {
 
 // MemberAdd as a learner (idempotent by peer URL), then the learner plan to its agent.
 Result<void> MemberAddition::registerLearner() {
-  auto added = cluster_->addLearner(name_, peer_url_, env_.stop);
+  auto added = cluster_->addLearner(
+      name_, peer_url_, [this](const std::string& line) { say(line); }, env_.stop);
   if (!added) return fail(added.error());
   id_ = added->id;
   say(added->already_registered

@@ -297,7 +297,9 @@ Result<std::string> Replacer::addLearner() {
   if (ours == nullptr) {
     if (auto r = membership::checkNoPendingLearner(*members); !r) return fail(r.error());
   }
-  auto added = cluster_->addLearner(j_.new_name, j_.new_peer_url, stop_);
+  auto added = cluster_->addLearner(
+      j_.new_name, j_.new_peer_url, [this](const std::string& line) { say("      " + line); },
+      stop_);
   if (!added) return fail(added.error());
   if (added->id == j_.old_id) {
     return fail(Errc::kInternal,

@@ -24,6 +24,9 @@ using etcdserverpb::Maintenance;
 constexpr auto kMembershipRetryBudget = 30s;
 constexpr auto kFirstBackoff = 100ms;
 constexpr auto kMaxBackoff = 1s;  // a learner catching up is worth asking about every second
+// How often a MemberAdd refused as "unhealthy cluster" is asked again: etcd lifts the refusal at a
+// moment it does not announce (5 s after the last voter connected), and the refusal is cheap.
+constexpr auto kUnhealthyClusterRetry = 250ms;
 
 // Exponential backoff with a deadline: next() sleeps and says whether another attempt fits. A
 // stop request wakes it at once.
@@ -31,19 +34,24 @@ class Backoff {
  public:
   Backoff(Clock::time_point deadline, std::stop_token stop)
       : deadline_(deadline), stop_(std::move(stop)) {}
-  bool next() {
-    const auto now = Clock::now();
-    if (now >= deadline_ || stop_.stop_requested()) return false;
-    const auto wait =
-        std::min(delay_, std::chrono::duration_cast<Clock::duration>(deadline_ - now));
-    std::unique_lock lock(mu_);
-    cv_.wait_for(lock, stop_, wait, [] { return false; });
-    delay_ = std::min(delay_ * 2, std::chrono::duration_cast<Clock::duration>(kMaxBackoff));
-    return Clock::now() < deadline_ && !stop_.stop_requested();
-  }
+  bool next() { return sleep(delay_, true); }
+  // One wait of `fixed`, leaving the growing delay as it is.
+  bool nextAfter(Clock::duration fixed) { return sleep(fixed, false); }
   [[nodiscard]] bool stopped() const { return stop_.stop_requested(); }
 
  private:
+  bool sleep(Clock::duration delay, bool grow) {
+    const auto now = Clock::now();
+    if (now >= deadline_ || stop_.stop_requested()) return false;
+    const auto wait = std::min(delay, std::chrono::duration_cast<Clock::duration>(deadline_ - now));
+    std::unique_lock lock(mu_);
+    cv_.wait_for(lock, stop_, wait, [] { return false; });
+    if (grow) {
+      delay_ = std::min(delay_ * 2, std::chrono::duration_cast<Clock::duration>(kMaxBackoff));
+    }
+    return Clock::now() < deadline_ && !stop_.stop_requested();
+  }
+
   Clock::time_point deadline_;
   std::stop_token stop_;
   Clock::duration delay_ = kFirstBackoff;
@@ -364,9 +372,13 @@ std::set<std::uint64_t> healthyMembers(const std::vector<MemberInfo>& members,
 }
 
 Result<AddedLearner> addLearner(etcd::Client& client, const std::string& name,
-                                const std::string& peer_url, std::stop_token stop) {
+                                const std::string& peer_url,
+                                const std::function<void(const std::string&)>& progress,
+                                std::stop_token stop) {
   Backoff backoff(Clock::now() + kMembershipRetryBudget, stop);
   bool sent = false;  // a MemberAdd of ours may have been applied although its answer was lost
+  bool told = false;  // progress heard why etcd makes us wait
+  Clock::time_point refused_since{};
   Error last;
   for (;;) {
     auto members = listMembers(client);
@@ -409,6 +421,28 @@ Result<AddedLearner> addLearner(etcd::Client& client, const std::string& name,
     // another learner was added meanwhile. The next round's member list tells which.
     const bool lost_race = contains(last.message, "Peer URLs already exists") ||
                            contains(last.message, "too many learner");
+    if (contains(last.message, "unhealthy cluster")) {
+      if (!told) {
+        refused_since = Clock::now();
+        if (progress) {
+          progress(
+              "etcd refuses to add a member yet (etcdserver: unhealthy cluster): it adds one only "
+              "once the member asked has been connected to every other voter for 5 s "
+              "(--strict-reconfig-check: right after a bootstrap, or while a voter is down); "
+              "asking again every 250 ms");
+        }
+      }
+      told = true;
+      if (backoff.nextAfter(kUnhealthyClusterRetry)) continue;
+      if (backoff.stopped()) return fail(cancelled("add learner " + name));
+      const auto refused_for =
+          std::chrono::duration_cast<std::chrono::seconds>(Clock::now() - refused_since);
+      return fail(Error{last.code, "add learner " + name + " (" + peer_url +
+                                       "): etcd refused it for " +
+                                       std::to_string(refused_for.count()) + " s: " + last.message +
+                                       " (a voter is down or keeps reconnecting: see `etcd-fleet "
+                                       "status`)"});
+    }
     if ((lost_race || isTransient(last)) && backoff.next()) continue;
     return fail(last.context("add learner " + name + " (" + peer_url + ")"));
   }

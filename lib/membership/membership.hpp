@@ -111,9 +111,16 @@ struct AddedLearner {
 // returned with already_registered=true instead of adding twice. Refuses while another learner
 // is pending (kFailedPrecondition; the reason names it). Retries with backoff through leader
 // changes (bounded).
+// etcd (--strict-reconfig-check) refuses any MemberAdd as "etcdserver: unhealthy cluster" until
+// the member that receives it has been connected to every other voter for 5 s (right after a
+// bootstrap, or while a voter is down). The refusal comes before any proposal, so it is asked
+// again every 250 ms: the add goes through as soon as etcd allows it, and `progress` (may be
+// empty) is told once why it waits.
 // `stop` ends the retries early (kCancelled), e.g. when the agent shuts down.
 Result<AddedLearner> addLearner(etcd::Client& client, const std::string& name,
-                                const std::string& peer_url, std::stop_token stop = {});
+                                const std::string& peer_url,
+                                const std::function<void(const std::string&)>& progress,
+                                std::stop_token stop = {});
 
 // MemberPromote until it succeeds: etcd answers "can only promote a learner member which is in
 // sync with leader" until it caught up — retry with backoff (also through leader changes) until

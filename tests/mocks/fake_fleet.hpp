@@ -858,6 +858,7 @@ class FakeCluster final : public fleet::ClusterApi {
   }
 
   Result<membership::AddedLearner> addLearner(const std::string& name, const std::string& peer_url,
+                                              const std::function<void(const std::string&)>&,
                                               std::stop_token) override {
     if (auto e = fleet_.enter("cluster", "addLearner")) return std::unexpected(*e);
     std::lock_guard lock(fleet_.mu());
@@ -1075,6 +1076,8 @@ class FakeMemberMaintenance final : public fleet::MemberMaintenance {
                                  .db_size = h.db_size,
                                  .db_size_in_use = h.db_size_in_use,
                                  .raft_index = 100,
+                                 .raft_term = 3,
+                                 .revision = h.revision,
                                  .is_learner = m != nullptr && m->learner};
     });
   }

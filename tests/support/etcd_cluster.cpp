@@ -110,6 +110,17 @@ RunResult etcdctl(const std::string& endpoints, const std::vector<std::string>& 
   return run(argv, options);
 }
 
+bool waitUntilEtcdGone(const std::string& endpoint, std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    auto r = etcdctl(endpoint, {"endpoint", "health", "--dial-timeout=1s", "--command-timeout=1s"},
+                     {.timeout = std::chrono::seconds(10)});
+    if (r.exit_code != 0) return true;
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+}
+
 RunResult fleet(const std::string& endpoints, const std::vector<std::string>& args,
                 RunOptions options) {
   std::vector<std::string> argv{fleetBinary(), "--endpoints", endpoints};

@@ -71,6 +71,9 @@ RunResult etcdctl(const std::string& endpoints, const std::vector<std::string>& 
                   RunOptions options = {});
 RunResult fleet(const std::string& endpoints, const std::vector<std::string>& args,
                 RunOptions options = {});
+// Waits until the etcd at `endpoint` ("HOST:PORT") no longer answers (it stopped, or was killed
+// and its sockets are closed); false if it still answers after `timeout`.
+bool waitUntilEtcdGone(const std::string& endpoint, std::chrono::milliseconds timeout);
 
 // Output masking for parity checks: only IDs, revisions, hashes and timings may differ.
 // Replaces the numeric value of each named JSON field ("revision":12 -> "revision":N).
