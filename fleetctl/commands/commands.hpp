@@ -20,6 +20,7 @@ std::vector<Command> agentCommands();        // agent status, autostart ...
 std::vector<Command> discoveryCommands();    // discovery new
 std::vector<Command> bootstrapCommands();    // bootstrap
 std::vector<Command> statusCommands();       // status
+std::vector<Command> endpointsCommands();    // endpoints (for clients: env, Patroni, Kubernetes)
 std::vector<Command> caCommands();           // ca init, ca show, ca rotate
 std::vector<Command> tokenCommands();        // token create, list, revoke
 std::vector<Command> enrollCommands();       // enroll

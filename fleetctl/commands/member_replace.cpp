@@ -3,6 +3,7 @@
 
 #include "fleetctl/commands/member_replace.hpp"
 
+#include "fleet/endpoints.hpp"
 #include "fleet/replace.hpp"
 #include "fleetctl/commands/fleet_io.hpp"
 
@@ -43,6 +44,9 @@ CommandResult runReplace(Context& ctx) {
             << ") on " << j.new_host << "; the cluster is back to "
             << (done->voters ? std::to_string(*done->voters) : "? (member list failed)")
             << " voters" << std::endl;
+  if (auto change = clientEndpointChange(j.old_client_url, j.new_client_url)) {
+    ctx.out() << "clients: " << *change << std::endl;
+  }
   return {};
 }
 

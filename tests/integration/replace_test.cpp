@@ -226,6 +226,8 @@ TEST(MemberReplace, ALostMemberIsReplacedOnItsOwnHostThenOnAnotherWithEveryKeyIn
             std::string::npos)
       << same.out;
   EXPECT_NE(same.out.find("the cluster is back to 3 voters"), std::string::npos) << same.out;
+  EXPECT_EQ(same.out.find("clients:"), std::string::npos)
+      << "the same host serves clients at the same URL: " << same.out;
   {
     auto client = f.cluster();
     expectHealthyVoters(*client, {"m1", "m2", "m3"});
@@ -276,6 +278,29 @@ TEST(MemberReplace, ALostMemberIsReplacedOnItsOwnHostThenOnAnotherWithEveryKeyIn
     EXPECT_EQ(inv.find("m4")->client_url, "http://" + f.agent(4).clientEndpoint());
     EXPECT_EQ(inv.find("m4")->id, memberIdOf(*client, "m4"));
   }
+  // The operator is told which client endpoint moved, and `endpoints` prints the new list in the
+  // forms clients take: the member list's client URLs (as etcdctl lists them), inventory order.
+  const std::string m1 = "http://" + f.agent(1).clientEndpoint();
+  const std::string m3 = "http://" + f.agent(3).clientEndpoint();
+  const std::string m4 = "http://" + f.agent(4).clientEndpoint();
+  EXPECT_NE(other.out.find("clients: the client endpoint http://" + f.agent(2).clientEndpoint() +
+                           " is now " + m4),
+            std::string::npos)
+      << other.out;
+  auto env = f.fleetCmd({"endpoints", "-w", "env"});
+  EXPECT_EQ(env.exit_code, 0) << env.err;
+  EXPECT_EQ(env.out, "ETCDCTL_ENDPOINTS=" + m1 + "," + m4 + "," + m3 + "\n");
+  EXPECT_EQ(env.err, "") << "the inventory agrees with the member list";
+  auto listed = etcdctl(f.agent(1).clientEndpoint(), {"member", "list", "-w", "simple"});
+  ASSERT_EQ(listed.exit_code, 0) << listed.err;
+  for (const auto& url : {m1, m3, m4}) {
+    EXPECT_NE(listed.out.find(", " + url), std::string::npos) << url << " in\n" << listed.out;
+  }
+  auto patroni = f.fleetCmd({"endpoints", "-w", "patroni"});
+  EXPECT_EQ(patroni.out, "etcd3:\n  protocol: http\n  hosts:\n  - " + f.agent(1).clientEndpoint() +
+                             "\n  - " + f.agent(4).clientEndpoint() + "\n  - " +
+                             f.agent(3).clientEndpoint() + "\n")
+      << patroni.err;
   expectEveryKey(f.agent(4).clientEndpoint());
   expectEveryKey(f.agent(1).clientEndpoint());
 }
