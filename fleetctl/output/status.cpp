@@ -8,9 +8,14 @@
 namespace etcdagent::fleet {
 namespace {
 
-// Numbers that only a reachable, running member knows: "-" otherwise, never a misleading 0.
+// Whether the row has a running member's numbers: etcd's own answer, or its agent's last view.
+bool running(const StatusRow& r) {
+  return (r.live || r.reachable) && (r.raft_term != 0 || r.revision != 0);
+}
+
+// Numbers that only a running member knows: "-" otherwise, never a misleading 0.
 std::string known(const StatusRow& r, std::uint64_t v) {
-  return r.reachable && (r.raft_term != 0 || r.revision != 0) ? std::to_string(v) : "-";
+  return running(r) ? std::to_string(v) : "-";
 }
 
 std::string dash(const std::string& s) {
@@ -30,18 +35,24 @@ std::string renderStatusTable(const std::vector<StatusRow>& rows,
   Table t({"HOST", "NAME", "ID", "ROLE", "STATE", "RAFT TERM", "RAFT INDEX", "REVISION",
            "DB SIZE / IN USE", "RESTARTS", "AUTOSTART", "LAST SNAPSHOT", "RESTORE TESTED",
            "CERTS UNTIL"});
+  bool any_cached = false;
   for (const auto& r : rows) {
-    const bool running = r.reachable && (r.raft_term != 0 || r.revision != 0);
-    t.addRow({dash(r.host), dash(r.name), r.id ? hexId(r.id) : "-", dash(r.role), dash(r.state),
-              known(r, r.raft_term), known(r, r.raft_index),
-              known(r, static_cast<std::uint64_t>(r.revision)),
-              running ? humanizeBytes(static_cast<std::uint64_t>(r.db_size)) + " / " +
-                            humanizeBytes(static_cast<std::uint64_t>(r.db_size_in_use))
-                      : "-",
+    any_cached = any_cached || r.cached;
+    t.addRow({dash(r.host), dash(r.name), r.id ? hexId(r.id) : "-",
+              dash(r.role) + (r.cached ? "*" : ""), dash(r.state), known(r, r.raft_term),
+              known(r, r.raft_index), known(r, static_cast<std::uint64_t>(r.revision)),
+              running(r) ? humanizeBytes(static_cast<std::uint64_t>(r.db_size)) + " / " +
+                               humanizeBytes(static_cast<std::uint64_t>(r.db_size_in_use))
+                         : "-",
               r.reachable ? std::to_string(r.restarts) : "-", dash(r.autostart),
               dash(r.last_snapshot), dash(r.restore_tested), certsUntil(r)});
   }
   std::string out = t.render();
+  if (any_cached) {
+    out +=
+        "* etcd did not answer for the member at its client URL: its agent's last health check "
+        "(up to 5 s old)\n";
+  }
   if (pki) {
     out += "fleet CA valid until " + tls::formatTime(pki->ca_not_after) + " (" + pki->ca_path +
            ")\netcd-fleet's certificate valid until " + tls::formatTime(pki->fleet_not_after) +
@@ -71,7 +82,8 @@ std::string renderStatusJson(const std::string& cluster_token, const std::vector
         .unum("restarts", r.restarts)
         .str("autostart", r.autostart)
         .str("last_snapshot", r.last_snapshot)
-        .str("restore_tested", r.restore_tested);
+        .str("restore_tested", r.restore_tested)
+        .boolean("live", r.live);
     std::string certs;
     for (const auto& c : r.certificates) {
       certs +=

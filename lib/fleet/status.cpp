@@ -104,6 +104,45 @@ std::vector<StatusRow> statusRows(const Inventory& inventory,
   return rows;
 }
 
+void applyLiveStatus(std::vector<StatusRow>& rows, const std::vector<Result<MemberStatus>>& live) {
+  // The answers that are the row's member's own.
+  const auto own = [&](std::size_t i) -> const MemberStatus* {
+    if (i >= live.size() || !live[i]) return nullptr;
+    const MemberStatus& s = *live[i];
+    return rows[i].id == 0 || s.id == rows[i].id ? &s : nullptr;
+  };
+  std::uint64_t leader = 0;  // as the answers of the highest term name it
+  std::uint64_t term = 0;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const MemberStatus* s = own(i);
+    if (s && s->leader != 0 && s->raft_term >= term) {
+      term = s->raft_term;
+      leader = s->leader;
+    }
+  }
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    StatusRow& r = rows[i];
+    const MemberStatus* s = own(i);
+    if (s) {
+      r.live = true;
+      r.id = s->id;
+      r.role = s->is_learner        ? "learner"
+               : s->leader == s->id ? "leader"
+               : s->leader != 0     ? "follower"
+                                    : "-";
+      r.raft_term = s->raft_term;
+      r.raft_index = s->raft_index;
+      r.revision = s->revision;
+      r.db_size = s->db_size;
+      r.db_size_in_use = s->db_size_in_use;
+      continue;
+    }
+    if (!r.reachable) continue;  // nothing known, nothing cached
+    r.cached = r.raft_term != 0 || r.revision != 0 || r.role != "-";
+    if (r.role == "leader" && leader != 0 && leader != r.id) r.role = "-";
+  }
+}
+
 Result<FleetCertificates> fleetCertificates(const tls::FleetPki& pki) {
   auto ca = tls::notAfter(pki.ca.cert);
   if (!ca) return fail(ca.error().context(pki.paths.ca_cert));
@@ -149,6 +188,16 @@ std::vector<StatusRow> fleetStatus(const Env& env, const StatusRequest& request)
     if (!cluster) return fail(cluster.error());
     return (*cluster)->members();
   });
+  // etcd itself, now: what the agents report is as old as their last health check.
+  auto live_future = std::async(std::launch::async, [&] {
+    return fanOut(inv.members.size(), [&](std::size_t i) -> Result<MemberStatus> {
+      const std::string& url = inv.members[i].client_url;
+      if (url.empty()) return fail(Errc::kNotFound, "no client URL in the inventory");
+      auto member = env.etcd.maintenance(url, request.timeout);
+      if (!member) return fail(member.error());
+      return (*member)->status();
+    });
+  });
   auto agents = fanOut(inv.members.size(), [&](std::size_t i) -> Result<v1::AgentStatus> {
     auto agent = env.agents.dial(inv.members[i].agent, request.timeout);
     if (!agent) return fail(agent.error());
@@ -156,6 +205,7 @@ std::vector<StatusRow> fleetStatus(const Env& env, const StatusRequest& request)
   });
   auto members = members_future.get();
   auto rows = statusRows(inv, agents, members);
+  applyLiveStatus(rows, live_future.get());
   if (!members) {
     env.progress.warning("cannot list the cluster's members: " + members.error().message);
   }

@@ -41,6 +41,11 @@ struct StatusRow {
   // When the newest snapshot a restore drill restored was taken (RFC 3339); "" = none yet.
   std::string restore_tested;
   std::string error;  // why the agent did not answer, or its last error
+  // Role, raft term and index, revision and db sizes are etcd's own answer of now (its
+  // Maintenance.Status at the member's client URL) ...
+  bool live = false;
+  // ... or, when etcd did not answer, the agent's last health check (up to 5 s old).
+  bool cached = false;
   // The agent's certificates (AgentStatus.certificates): none for a plaintext or unenrolled agent,
   // an unreachable one, or one that predates them.
   std::vector<tls::CertificateExpiry> certificates;
@@ -69,6 +74,13 @@ std::vector<StatusRow> statusRows(const Inventory& inventory,
                                   const std::vector<Result<v1::AgentStatus>>& agents,
                                   const Result<std::vector<MemberInfo>>& members);
 
+// Puts etcd's answers of now over the agents' views: live[i] is the Status of the member of
+// inventory entry i (rows[i]) at its client URL, or why it did not answer. An answer from another
+// member than the row's (its URL serves a replacement) is not used. The rows without an answer keep
+// their agent's numbers, marked cached; a cached "leader" that the live answers contradict (they
+// name another leader) becomes "-": a leader that died keeps saying it leads in its agent's view.
+void applyLiveStatus(std::vector<StatusRow>& rows, const std::vector<Result<MemberStatus>>& live);
+
 struct StatusRequest {
   Inventory inventory;
   std::vector<std::string> endpoints;          // the cluster's, for its member list
@@ -77,8 +89,9 @@ struct StatusRequest {
   tls::TimePoint now = std::chrono::system_clock::now();  // what certificates are judged at
 };
 
-// Never fails for an unreachable agent or cluster: those are rows and warnings (and so is a
-// certificate near its end: certificateWarnings).
+// Every agent, the member list and every inventory member's etcd (applyLiveStatus) are asked at
+// once, each within `timeout`. Never fails for an unreachable agent or cluster: those are rows and
+// warnings (and so is a certificate near its end: certificateWarnings).
 std::vector<StatusRow> fleetStatus(const Env& env, const StatusRequest& request);
 
 }  // namespace etcdagent::fleet

@@ -642,7 +642,7 @@ m2_has_every_key() {
 }
 echo "all 11 keys present on m4 (https://${ADDR[m4]}:2379)" >&2
 # The agents' view: m4's agent reports its member as a voter (it was started as a learner).
-m4_votes() { fleet status | grep -E '\| +m4 \|[^|]+\| +(leader|follower) \| +running \|'; }
+m4_votes() { fleet status | grep -E '\| +m4 \|[^|]+\| +(leader|follower)\*? \| +running \|'; }
 wait_for "etcd-fleet status shows m4 as a running voter" 30 m4_votes
 show fleet status >&2
 

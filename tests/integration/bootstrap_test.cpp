@@ -129,7 +129,9 @@ TEST(Bootstrap, StatusShowsEveryMemberAndAKilledAgentAsUnreachable) {
   EXPECT_NE(table.out.find("follower"), std::string::npos) << table.out;
   EXPECT_EQ(table.out.find("unreachable"), std::string::npos) << table.out;
 
-  f.agent(2).kill9();  // its etcd follows (parent-death signal)
+  f.agent(2).kill9();  // its etcd follows (parent-death signal), shutting down on its own time
+  ASSERT_TRUE(waitUntilEtcdGone(f.agent(2).clientEndpoint(), 60s))
+      << "m3's etcd outlived its agent";
   auto after = f.fleet({"status", "-w", "json"}, 30s);
   EXPECT_EQ(after.exit_code, 0) << after.err;
   char id[17];

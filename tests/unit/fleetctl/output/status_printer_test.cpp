@@ -42,6 +42,26 @@ TEST(StatusPrinter, TheTableShowsTheDayTheFirstCertificateEndsAndTheFleetsOwn) {
   EXPECT_EQ(renderStatusTable({plain}).find("fleet CA"), std::string::npos);
 }
 
+TEST(StatusPrinter, NumbersFromAnAgentsLastCheckAreMarkedAndExplained) {
+  StatusRow live = enrolledRow();
+  live.live = true;
+  live.raft_term = 5;
+  live.revision = 33;
+  StatusRow cached{
+      .host = "127.0.0.12", .name = "m2", .id = 0x12, .role = "follower", .state = "running"};
+  cached.reachable = true;
+  cached.cached = true;
+  cached.raft_term = 4;
+  cached.revision = 30;
+  const std::string table = renderStatusTable({live, cached});
+  EXPECT_NE(table.find(" leader |"), std::string::npos) << table;
+  EXPECT_NE(table.find("| follower* |"), std::string::npos) << table;
+  EXPECT_NE(table.find("* etcd did not answer for the member at its client URL"), std::string::npos)
+      << table;
+  EXPECT_EQ(renderStatusTable({live}).find("* etcd did not answer"), std::string::npos);
+  EXPECT_NE(renderStatusJson("c", {live}, std::nullopt).find("\"live\":true"), std::string::npos);
+}
+
 TEST(StatusPrinter, TheJsonListsEveryCertificateAndThePki) {
   const std::string json = renderStatusJson("prod", {enrolledRow()}, kPki);
   EXPECT_NE(json.find("\"certificates\":[{\"name\":\"api\",\"not_after\":\"2031-06-01T00:00:00Z\"},"

@@ -81,6 +81,60 @@ TEST(FleetStatus, AsksEveryAgentAndTheClusterAndWarnsOfWhatDidNotAnswer) {
       << w.progress.warnings[0];
 }
 
+TEST(LiveStatus, EtcdsAnswerOfNowReplacesTheAgentsViewAndADeadLeaderStopsLeading) {
+  // The leader m1 died a moment ago: its agent still answers with its last health check (leader,
+  // term 4); m2 leads now in term 5 and says so itself; m3's etcd does not answer.
+  std::vector<Result<v1::AgentStatus>> agents{running(0x11, v1::MEMBER_PHASE_RUNNING, true),
+                                              running(0x12, v1::MEMBER_PHASE_RUNNING, false),
+                                              running(0x13, v1::MEMBER_PHASE_RUNNING, false)};
+  auto inv = twoMembers();
+  inv.members[1].id = 0x12;
+  inv.members.push_back(
+      {.name = "m3", .host = "127.0.0.13", .agent = "127.0.0.13:2378", .id = 0x13});
+  auto rows = fleet::statusRows(inv, agents, std::unexpected(Error{Errc::kUnavailable, "x"}));
+  std::vector<Result<fleet::MemberStatus>> live{
+      std::unexpected(Error{Errc::kUnavailable, "connection refused"}),
+      fleet::MemberStatus{.id = 0x12,
+                          .leader = 0x12,
+                          .db_size = 4096,
+                          .db_size_in_use = 2048,
+                          .raft_index = 90,
+                          .raft_term = 5,
+                          .revision = 33},
+      std::unexpected(Error{Errc::kDeadlineExceeded, "deadline"})};
+  fleet::applyLiveStatus(rows, live);
+  EXPECT_EQ(rows[0].role, "-") << "a cached leader the live answers contradict";
+  EXPECT_TRUE(rows[0].cached);
+  EXPECT_FALSE(rows[0].live);
+  EXPECT_EQ(rows[1].role, "leader");
+  EXPECT_TRUE(rows[1].live);
+  EXPECT_FALSE(rows[1].cached);
+  EXPECT_EQ(rows[1].raft_term, 5u);
+  EXPECT_EQ(rows[1].revision, 33);
+  EXPECT_EQ(rows[1].db_size_in_use, 2048);
+  EXPECT_EQ(rows[2].role, "follower") << "the agent's view, marked";
+  EXPECT_TRUE(rows[2].cached);
+  EXPECT_EQ(rows[2].raft_term, 4u);
+}
+
+TEST(LiveStatus, AnAnswerFromAnotherMemberIsNotUsedAndAnUnreachableAgentsMemberStillShows) {
+  std::vector<Result<v1::AgentStatus>> agents{
+      running(0x11, v1::MEMBER_PHASE_RUNNING, true),
+      std::unexpected(Error{Errc::kUnavailable, "agent 127.0.0.12:2378: unreachable"})};
+  auto rows =
+      fleet::statusRows(twoMembers(), agents, std::unexpected(Error{Errc::kUnavailable, "x"}));
+  std::vector<Result<fleet::MemberStatus>> live{
+      fleet::MemberStatus{.id = 0x99, .leader = 0x99, .raft_term = 6, .revision = 40},
+      fleet::MemberStatus{.id = 0x12, .leader = 0x99, .raft_term = 6, .revision = 40}};
+  fleet::applyLiveStatus(rows, live);
+  EXPECT_FALSE(rows[0].live) << "m1's URL answers for another member";
+  EXPECT_EQ(rows[0].role, "-");
+  EXPECT_TRUE(rows[1].live) << "etcd answers although its agent does not";
+  EXPECT_EQ(rows[1].id, 0x12u) << "the inventory lacked the ID";
+  EXPECT_EQ(rows[1].role, "follower");
+  EXPECT_EQ(rows[1].state, "unreachable");
+}
+
 const tls::TimePoint kNow = std::chrono::sys_days(std::chrono::year_month_day(
     std::chrono::year(2030), std::chrono::month(6), std::chrono::day(1)));
 
