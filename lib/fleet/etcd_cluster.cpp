@@ -2,16 +2,32 @@
 
 #include <grpcpp/client_context.h>
 
+#include <algorithm>
+
 #include "etcd/auth_state.hpp"
 #include "etcd/etcdserverpb/rpc.grpc.pb.h"
 #include "etcd/probe_keys.hpp"
+#include "fleet/fan_out.hpp"
 #include "fleet/inventory.hpp"
+#include "fleet/peer_probe.hpp"
 
 namespace etcdagent::fleet {
 namespace {
 
 using namespace std::chrono_literals;
 using etcdserverpb::Auth;
+
+// How long a health check waits to learn that nothing listens at a member's client URL. A stopped
+// etcd refuses at once, and counts as down without the gRPC dial, which would retry until its
+// timeout; a host that is down does not answer at all, and then the dial decides as before.
+constexpr Duration kRefusalProbe = 250ms;
+
+// Whether every client URL of `member` refuses connections: its etcd is not running.
+bool stopped(const MemberInfo& member) {
+  return !member.client_urls.empty() &&
+         std::all_of(member.client_urls.begin(), member.client_urls.end(),
+                     [](const std::string& url) { return listenerRefuses(url, kRefusalProbe); });
+}
 
 class EtcdCluster final : public ClusterApi {
  public:
@@ -22,7 +38,12 @@ class EtcdCluster final : public ClusterApi {
 
   std::set<std::uint64_t> healthy(const std::vector<MemberInfo>& members,
                                   std::chrono::milliseconds timeout) override {
-    return membership::healthyMembers(members, timeout, base_);
+    const auto down = fanOut(members.size(), [&](std::size_t i) { return stopped(members[i]); });
+    std::vector<MemberInfo> asked;
+    for (std::size_t i = 0; i < members.size(); ++i) {
+      if (!down[i]) asked.push_back(members[i]);
+    }
+    return membership::healthyMembers(asked, timeout, base_);
   }
 
   Result<membership::AddedLearner> addLearner(
@@ -274,6 +295,11 @@ Result<std::unique_ptr<MemberProbe>> EtcdConnector::member(const std::string& cl
 
 Result<std::unique_ptr<MemberMaintenance>> EtcdConnector::maintenance(const std::string& client_url,
                                                                       Duration timeout) {
+  if (listenerRefuses(client_url, std::min(timeout, kRefusalProbe))) {
+    return fail(Errc::kUnavailable, "etcd at " + client_url +
+                                        " refuses connections: it is not running (or not on "
+                                        "that port)");
+  }
   auto client = connect({endpointOf(client_url)}, timeout);
   if (!client) return fail(client.error());
   return std::make_unique<EtcdMemberMaintenance>(std::move(*client));

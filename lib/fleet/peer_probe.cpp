@@ -48,20 +48,35 @@ short waitFor(int fd, short events, SteadyClock::time_point deadline) {
   }
 }
 
+enum class Connect { kConnected, kRefused, kNoAnswer };
+
+// A non-blocking connection to `address` until `deadline`: connected (fd holds it), refused (an
+// RST, or no route: nothing listens there), or no answer in time (a host that drops the SYN).
+Connect connectTo(const Fd& fd, const addrinfo& address, SteadyClock::time_point deadline) {
+  if (fd.get() < 0) return Connect::kNoAnswer;
+  if (::connect(fd.get(), address.ai_addr, address.ai_addrlen) == 0) return Connect::kConnected;
+  if (errno != EINPROGRESS) return Connect::kRefused;
+  if ((waitFor(fd.get(), POLLOUT, deadline) & (POLLOUT | POLLERR | POLLHUP)) == 0) {
+    return Connect::kNoAnswer;
+  }
+  int error = 0;
+  socklen_t len = sizeof error;
+  if (::getsockopt(fd.get(), SOL_SOCKET, SO_ERROR, &error, &len) != 0) return Connect::kNoAnswer;
+  if (error == 0) return Connect::kConnected;
+  return error == ECONNREFUSED || error == EHOSTUNREACH || error == ENETUNREACH
+             ? Connect::kRefused
+             : Connect::kNoAnswer;
+}
+
+Fd socketFor(const addrinfo& address) {
+  return Fd(::socket(address.ai_family, address.ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC,
+                     address.ai_protocol));
+}
+
 // One connection to `address`: whether the listener reacted to the request before `deadline`.
 bool reacts(const addrinfo& address, const std::string& request, SteadyClock::time_point deadline) {
-  Fd fd(::socket(address.ai_family, address.ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC,
-                 address.ai_protocol));
-  if (fd.get() < 0) return false;
-  if (::connect(fd.get(), address.ai_addr, address.ai_addrlen) != 0) {
-    if (errno != EINPROGRESS) return false;  // refused: nothing listens
-    if ((waitFor(fd.get(), POLLOUT, deadline) & POLLOUT) == 0) return false;
-    int error = 0;
-    socklen_t len = sizeof error;
-    if (::getsockopt(fd.get(), SOL_SOCKET, SO_ERROR, &error, &len) != 0 || error != 0) {
-      return false;
-    }
-  }
+  Fd fd = socketFor(address);
+  if (connectTo(fd, address, deadline) != Connect::kConnected) return false;
   if (::send(fd.get(), request.data(), request.size(), MSG_NOSIGNAL) < 0) {
     // The listener reset the connection already: it is served (and refused the request).
     return errno == ECONNRESET || errno == EPIPE;
@@ -70,32 +85,58 @@ bool reacts(const addrinfo& address, const std::string& request, SteadyClock::ti
   return (waitFor(fd.get(), POLLIN, deadline) & (POLLIN | POLLHUP | POLLERR)) != 0;
 }
 
+// The addresses of a URL's HOST:PORT (looked up as getaddrinfo does), freed with the object.
+class Addresses {
+ public:
+  explicit Addresses(std::string_view url) : host_port_(hostPortOf(url)) {
+    if (url.starts_with("unix:") || url.starts_with("unixs:")) return;
+    const auto colon = host_port_.rfind(':');
+    if (colon == std::string::npos) return;
+    std::string host = host_port_.substr(0, colon);
+    const std::string port = host_port_.substr(colon + 1);
+    if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
+      host = host.substr(1, host.size() - 2);
+    }
+    addrinfo hints{};
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    if (::getaddrinfo(host.c_str(), port.c_str(), &hints, &list_) != 0) list_ = nullptr;
+  }
+  ~Addresses() {
+    if (list_ != nullptr) ::freeaddrinfo(list_);
+  }
+  Addresses(const Addresses&) = delete;
+  Addresses& operator=(const Addresses&) = delete;
+  [[nodiscard]] const addrinfo* first() const { return list_; }
+  [[nodiscard]] const std::string& hostPort() const { return host_port_; }
+
+ private:
+  std::string host_port_;
+  addrinfo* list_ = nullptr;
+};
+
 }  // namespace
 
 bool peerAnswers(std::string_view peer_url, Duration timeout) {
   const auto deadline = SteadyClock::now() + timeout;
-  const std::string host_port = hostPortOf(peer_url);
-  const auto colon = host_port.rfind(':');
-  if (colon == std::string::npos) return false;
-  std::string host = host_port.substr(0, colon);
-  const std::string port = host_port.substr(colon + 1);
-  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
-    host = host.substr(1, host.size() - 2);
+  const Addresses addresses(peer_url);
+  const std::string request = "GET /version HTTP/1.0\r\nHost: " + addresses.hostPort() + "\r\n\r\n";
+  for (const addrinfo* a = addresses.first(); a != nullptr && msLeft(deadline) > 0;
+       a = a->ai_next) {
+    if (reacts(*a, request, deadline)) return true;
   }
-  addrinfo hints{};
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  addrinfo* found = nullptr;
-  if (::getaddrinfo(host.c_str(), port.c_str(), &hints, &found) != 0 || found == nullptr) {
-    return false;
+  return false;
+}
+
+bool listenerRefuses(std::string_view url, Duration timeout) {
+  const auto deadline = SteadyClock::now() + timeout;
+  const Addresses addresses(url);
+  if (addresses.first() == nullptr) return false;  // nothing to ask: not known to refuse
+  for (const addrinfo* a = addresses.first(); a != nullptr; a = a->ai_next) {
+    Fd fd = socketFor(*a);
+    if (connectTo(fd, *a, deadline) != Connect::kRefused) return false;
   }
-  const std::string request = "GET /version HTTP/1.0\r\nHost: " + host_port + "\r\n\r\n";
-  bool served = false;
-  for (const addrinfo* a = found; a != nullptr && !served && msLeft(deadline) > 0; a = a->ai_next) {
-    served = reacts(*a, request, deadline);
-  }
-  ::freeaddrinfo(found);
-  return served;
+  return true;
 }
 
 }  // namespace etcdagent::fleet

@@ -27,6 +27,11 @@ constexpr auto kMaxBackoff = 1s;  // a learner catching up is worth asking about
 // How often a MemberAdd refused as "unhealthy cluster" is asked again: etcd lifts the refusal at a
 // moment it does not announce (5 s after the last voter connected), and the refusal is cheap.
 constexpr auto kUnhealthyClusterRetry = 250ms;
+// How often a learner not yet in sync is asked to be promoted: it catches up at a moment nobody
+// announces, and the refusal is cheap; the promotion then follows within this long.
+constexpr auto kPromotePoll = 200ms;
+// The same answer is repeated to the progress sink this often at most.
+constexpr auto kPromoteRepeat = 5s;
 
 // Exponential backoff with a deadline: next() sleeps and says whether another attempt fits. A
 // stop request wakes it at once.
@@ -480,7 +485,10 @@ Result<void> promoteWhenInSync(etcd::Client& client, std::uint64_t id, std::chro
     if (progress) progress(line);
   };
   std::string last;
+  std::string said;  // the last line progress heard, and when
+  Clock::time_point said_at{};
   for (;;) {
+    bool catching_up = false;
     etcdserverpb::MemberPromoteRequest req;
     req.set_id(id);
     auto leader = leaderClient(client);
@@ -489,6 +497,7 @@ Result<void> promoteWhenInSync(etcd::Client& client, std::uint64_t id, std::chro
     const Error& e = resp.error();
     if (contains(e.message, "in sync with leader")) {
       last = "learner " + hexId(id) + " is still catching up with the leader";
+      catching_up = true;
     } else if (contains(e.message, "can only promote a learner member")) {
       return {};  // already a voter: an earlier promotion went through
     } else if (contains(e.message, "member not found")) {
@@ -505,8 +514,13 @@ Result<void> promoteWhenInSync(etcd::Client& client, std::uint64_t id, std::chro
     } else {
       return fail(e.context("promote " + hexId(id)));
     }
-    say(last + "; retrying");
-    if (!backoff.next()) break;
+    // A line when the answer changes, and every few seconds while it does not.
+    if (last != said || Clock::now() - said_at >= kPromoteRepeat) {
+      say(last + "; retrying");
+      said = last;
+      said_at = Clock::now();
+    }
+    if (!(catching_up ? backoff.nextAfter(kPromotePoll) : backoff.next())) break;
   }
   if (backoff.stopped()) return fail(cancelled("promote " + hexId(id)));
   return fail(Errc::kDeadlineExceeded,

@@ -85,5 +85,19 @@ TEST(PeerAnswers, AnUnusableUrlIsNotServed) {
   EXPECT_FALSE(peerAnswers("http://host.invalid:2380", 100ms));
 }
 
+// listenerRefuses: a stopped etcd's port refuses at once; anything else is not known to refuse.
+TEST(ListenerRefuses, APortNobodyListensOnRefusesAndAListenerDoesNot) {
+  Listener bound_only(/*listen=*/false);
+  EXPECT_TRUE(listenerRefuses(bound_only.url(), 2s));
+  EXPECT_TRUE(listenerRefuses(bound_only.url("https"), 2s));
+  Listener silent;  // accepted by the kernel, never served: it does not refuse
+  EXPECT_FALSE(listenerRefuses(silent.url(), 2s));
+}
+
+TEST(ListenerRefuses, WhatCannotBeAskedIsNotKnownToRefuse) {
+  EXPECT_FALSE(listenerRefuses("unix:///run/etcd-agent/m1.sock", 100ms));
+  EXPECT_FALSE(listenerRefuses("http://127.0.0.1", 100ms)) << "no port";
+}
+
 }  // namespace
 }  // namespace etcdagent::fleet
