@@ -46,7 +46,11 @@ TEST(MemberStopStart, StopsOneRefusesTheSecondUnlessForcedAndStartsThemBackHealt
   EXPECT_EQ(again.exit_code, 0) << again.out << again.err;
   EXPECT_THAT(again.out, HasSubstr("Member m2 is stopped already"));
 
-  // m3 too would leave m1 alone: refused with the reason, m3 untouched.
+  // m3 too would leave m1 alone: refused with the reason, m3 untouched. (m3's agent may still be
+  // seeing the election that m2's stop started when m2 led: untouched means the same etcd process,
+  // not stopped, and healthy again.)
+  const auto m3_etcd = statusOf(m3).etcd_pid();
+  ASSERT_GT(m3_etcd, 0);
   auto refused = fleet.fleet({"member", "stop", "m3"});
   EXPECT_EQ(refused.exit_code, 1) << refused.out << refused.err;
   // The other voters in the member list's order (by ID).
@@ -55,9 +59,12 @@ TEST(MemberStopStart, StopsOneRefusesTheSecondUnlessForcedAndStartsThemBackHealt
   EXPECT_THAT(refused.err, HasSubstr("m2 down"));
   EXPECT_THAT(refused.err, HasSubstr("), and quorum needs 2"));
   EXPECT_THAT(refused.err, HasSubstr("--force"));
-  auto s3 = statusOf(m3);
+  auto s3 = m3.waitFor(
+      [](const v1::AgentStatus& s) { return s.phase() == v1::MEMBER_PHASE_RUNNING && s.healthy(); },
+      30s);
   EXPECT_EQ(s3.phase(), v1::MEMBER_PHASE_RUNNING) << s3.DebugString();
-  EXPECT_TRUE(s3.healthy());
+  EXPECT_TRUE(s3.healthy()) << s3.DebugString();
+  EXPECT_EQ(s3.etcd_pid(), m3_etcd) << "the refused stop must not touch m3's etcd";
 
   // --force stops it anyway, with the reason as a warning.
   auto forced = fleet.fleet({"member", "stop", "m3", "--force"});
