@@ -14,11 +14,11 @@
 namespace etcdagent::fleet {
 namespace {
 
-constexpr unsigned kFileVersion = 1;
+constexpr unsigned kJournalFileVersion = 1;
 // A journal names a few members: a bigger file is not ours.
 constexpr std::size_t kMaxJournalSize = 1024 * 1024;
 
-std::string damagedHint(std::string_view source) {
+std::string journalDamagedHint(std::string_view source) {
   if (source.ends_with("rolling.json")) {
     return "; if no rolling restart, upgrade or defrag is in progress, remove " +
            std::string(source) +
@@ -89,17 +89,19 @@ Result<RotationJournal> parseRotationJournal(std::string_view text, std::string_
   v1::RotationJournalFile file;
   if (auto parsed = parseStateJson(text, file); !parsed) {
     return fail(Errc::kInvalidArgument, std::string(source) + ": not a valid rotation journal (" +
-                                            parsed.error().message + ")" + damagedHint(source));
+                                            parsed.error().message + ")" +
+                                            journalDamagedHint(source));
   }
-  if (file.version() > kFileVersion) {
+  if (file.version() > kJournalFileVersion) {
     return fail(Errc::kFailedPrecondition,
                 std::string(source) + ": written by a newer etcd-fleet (version " +
                     std::to_string(file.version()) + "); finish the rotation with it, or upgrade");
   }
   auto bad = [&](const std::string& what) {
-    return fail(Errc::kInvalidArgument, std::string(source) + ": " + what + damagedHint(source));
+    return fail(Errc::kInvalidArgument,
+                std::string(source) + ": " + what + journalDamagedHint(source));
   };
-  if (file.version() != kFileVersion) return bad("has no \"version\": 1");
+  if (file.version() != kJournalFileVersion) return bad("has no \"version\": 1");
   RotationJournal out;
   if (file.kind() == "certs") {
     out.kind = RotationKind::kCerts;
@@ -167,7 +169,7 @@ Result<RotationJournal> parseRotationJournal(std::string_view text, std::string_
 
 std::string renderRotationJournal(const RotationJournal& journal) {
   v1::RotationJournalFile file;
-  file.set_version(kFileVersion);
+  file.set_version(kJournalFileVersion);
   file.set_kind(std::string(rotationKindName(journal.kind)));
   file.set_step(std::string(rotationStepName(journal.step)));
   file.set_started_at(journal.started_at);
@@ -186,7 +188,8 @@ Result<std::optional<RotationJournal>> loadRotationJournal(const std::string& pa
   if (!text) return fail(text.error());
   if (text->size() > kMaxJournalSize) {
     return fail(Errc::kInvalidArgument, path + ": " + std::to_string(text->size()) +
-                                            " bytes is not a rotation journal" + damagedHint(path));
+                                            " bytes is not a rotation journal" +
+                                            journalDamagedHint(path));
   }
   auto journal = parseRotationJournal(*text, path);
   if (!journal) return fail(journal.error());

@@ -20,13 +20,13 @@
 namespace etcdagent::fleet {
 namespace {
 
-constexpr unsigned kFileVersion = 1;
+constexpr unsigned kTokenFileVersion = 1;
 
 // What the pki directory holds, for the refusal of one that others may access.
 constexpr std::string_view kPkiHolds = "the fleet's keys and tokens";
 
 // What to do with a tokens.json that cannot be used.
-std::string damagedHint(std::string_view source) {
+std::string tokenFileDamagedHint(std::string_view source) {
   return "; restore " + std::string(source) +
          " from a backup, or move it aside (every token in it then stops working: create new "
          "ones with etcd-fleet token create)";
@@ -81,16 +81,17 @@ Result<std::vector<TokenRecord>> parseTokenFile(std::string_view text, std::stri
   v1::EnrollTokenFile file;
   if (auto parsed = parseStateJson(text, file); !parsed) {
     return fail(Errc::kInvalidArgument, std::string(source) + ": not a valid tokens file (" +
-                                            parsed.error().message + ")" + damagedHint(source));
+                                            parsed.error().message + ")" +
+                                            tokenFileDamagedHint(source));
   }
-  if (file.version() != kFileVersion) {
-    if (file.version() > kFileVersion) {
+  if (file.version() != kTokenFileVersion) {
+    if (file.version() > kTokenFileVersion) {
       return fail(Errc::kFailedPrecondition,
                   std::string(source) + ": written by a newer etcd-fleet (version " +
                       std::to_string(file.version()) + "); upgrade etcd-fleet");
     }
     return fail(Errc::kInvalidArgument,
-                std::string(source) + ": has no \"version\": 1" + damagedHint(source));
+                std::string(source) + ": has no \"version\": 1" + tokenFileDamagedHint(source));
   }
   std::vector<TokenRecord> out;
   std::set<std::string, std::less<>> ids;
@@ -99,7 +100,7 @@ Result<std::vector<TokenRecord>> parseTokenFile(std::string_view text, std::stri
     const std::string where = std::string(source) + ": token " + std::to_string(i + 1) +
                               (validId(t.id()) ? " (" + t.id() + ")" : "");
     auto bad = [&](const std::string& what) {
-      return fail(Errc::kInvalidArgument, where + ": " + what + damagedHint(source));
+      return fail(Errc::kInvalidArgument, where + ": " + what + tokenFileDamagedHint(source));
     };
     if (!validId(t.id())) return bad("\"id\" is not 6 of [a-z0-9]");
     if (!ids.insert(t.id()).second) return bad("the id appears twice");
@@ -135,7 +136,7 @@ Result<std::vector<TokenRecord>> parseTokenFile(std::string_view text, std::stri
 
 std::string renderTokenFile(const std::vector<TokenRecord>& tokens) {
   v1::EnrollTokenFile file;
-  file.set_version(kFileVersion);
+  file.set_version(kTokenFileVersion);
   for (const auto& r : tokens) {
     auto* t = file.add_tokens();
     t->set_id(r.id);
@@ -220,7 +221,7 @@ Result<std::vector<TokenRecord>> TokenStore::load() const {
   if (static_cast<std::size_t>(st.st_size) > kMaxTokenFileSize) {
     return fail(Errc::kInvalidArgument, path_ + ": " + std::to_string(st.st_size) +
                                             " bytes, too large for a tokens file" +
-                                            damagedHint(path_));
+                                            tokenFileDamagedHint(path_));
   }
   auto text = readFile(path_);
   if (!text) return fail(text.error());
