@@ -10,6 +10,7 @@
 #   port [HOST]             a free TCP port on HOST (default 127.0.0.1), bound there for a moment
 #   now                     seconds since the epoch, with nanoseconds
 #   elapsed T0 T1           T1 - T0 in seconds, two decimals
+#   stamp T0                each line of stdin behind the seconds since T0 (a per-step trace)
 #   bench_agent_config ...  an etcd-agent's own agent.toml (below); bench_run_agent starts it
 #   bench_start_agent ...   both, in plaintext, waited for until it answers
 
@@ -55,6 +56,15 @@ print("\n".join(str(s.getsockname()[1]) for s in socks))' "$1" "$2"
 port() { ports "${1:-127.0.0.1}" 1; }
 
 now() { date +%s.%N; }
+
+# stamp T0: each line of stdin behind the seconds since T0 (as `now` gives it).
+stamp() {
+  local t0=$1 line t
+  while IFS= read -r line; do
+    t=${EPOCHREALTIME//[!0-9]/}
+    printf '%6.2f s  %s\n' "$(awk -v a="$t0" -v b="$t" 'BEGIN { print b / 1e6 - a }')" "$line"
+  done
+}
 
 elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b - a }'; }
 

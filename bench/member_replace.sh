@@ -23,15 +23,6 @@ bench_copy_binaries "$BUILD"
 
 head -c 1048576 /dev/urandom >"$WORK/value"
 
-# stamp T0: each line of stdin behind the seconds since T0 (as `now` gives it).
-stamp() {
-  local t0=$1 line t
-  while IFS= read -r line; do
-    t=${EPOCHREALTIME//[!0-9]/}
-    printf '%6.2f s  %s\n' "$(awk -v a="$t0" -v b="$t" 'BEGIN { print b / 1e6 - a }')" "$line"
-  done
-}
-
 # round MB: sets SECONDS_TAKEN to the replace's wall time.
 round() {
   local mb=$1 dir="$WORK/round-$1" apis=() agent_pids=()
