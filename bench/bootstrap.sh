@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Bootstrap wall time: `etcd-fleet bootstrap` of N etcd-agents vs a hand-written static bootstrap
 # of N raw etcd processes on the same addresses and ports (127.0.0.11.., client 2379, peer 2380,
-# the same etcd flags the agent generates), for N = 3 and 5. Goal: ratio <= 1.3.
+# the same etcd flags the agent generates), for N = 3, 5 and 7. Goal: ratio <= 1.3, flat in N.
 #
 # What is measured, both from the same starting point (nothing running, empty data dirs):
 #   agent: start N etcd-agent processes, run `etcd-fleet bootstrap` (reach, preflight, plan,
@@ -10,11 +10,12 @@
 #   raw:   start N etcd processes with --initial-cluster, poll `etcd-fleet endpoint health` on all
 #          N endpoints every 10 ms until it succeeds.
 # Rounds alternate agent / raw, and the medians are compared.
-# Usage: bench/bootstrap.sh BUILD_DIR [ROUNDS] [SIZES]   (defaults: 5 rounds, sizes "3 5")
+# Every line of each size's last bootstrap is printed behind its time since the agents started.
+# Usage: bench/bootstrap.sh BUILD_DIR [ROUNDS] [SIZES]   (defaults: 5 rounds, sizes "3 5 7")
 set -euo pipefail
 BUILD=$(cd "${1:?usage: bootstrap.sh BUILD_DIR [ROUNDS] [SIZES]}" && pwd)
 ROUNDS=${2:-5}
-SIZES=${3:-"3 5"}
+SIZES=${3:-"3 5 7"}
 ETCD=$(command -v etcd || echo /usr/bin/etcd)
 WORK=$(mktemp -d /tmp/bench-bootstrap.XXXXXX)
 PIDS=()
@@ -22,6 +23,8 @@ PIDS=()
 cp "$BUILD/agent/etcd-agent" "$BUILD/fleetctl/etcd-fleet" "$WORK/"
 AGENT="$WORK/etcd-agent"
 FLEET="$WORK/etcd-fleet"
+# shellcheck source=lib.sh
+source "$(dirname "$0")/lib.sh"  # now, stamp
 
 stop_all() {
   for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
@@ -51,10 +54,11 @@ ports_free() {
 
 # The rounds run in this shell (not in $(...)): the processes they start are in PIDS here, so
 # that a failing round, an interrupt or the end stops them all.
-run_agents() {  # run_agents N DIR -> ELAPSED_MS
-  local n=$1 d=$2 hosts="" t0 t1
+run_agents() {  # run_agents N DIR -> ELAPSED_MS; DIR/bootstrap.out: its lines, stamped
+  local n=$1 d=$2 hosts="" t0 t1 t0s
   ports_free "$n"
   t0=$(ms)
+  t0s=$(now)
   for i in $(seq 1 "$n"); do
     local h; h=$(host "$i")
     mkdir -p "$d/m$i"
@@ -77,8 +81,10 @@ EOT
     PIDS+=($!)
     hosts+="${hosts:+,}$h"
   done
+  # Every line of the bootstrap behind the seconds since the agents were started: the per-step
+  # trace (printed for each size's last round).
   if ! "$FLEET" bootstrap --hosts "$hosts" --cluster bench --fleet "$d/fleet.toml" \
-    >"$d/bootstrap.out" 2>"$d/bootstrap.err"; then
+    2>"$d/bootstrap.err" | stamp "$t0s" >"$d/bootstrap.out"; then
     echo "bootstrap of $n agents failed:" >&2; cat "$d/bootstrap.err" >&2
     for i in $(seq 1 "$n"); do echo "--- m$i agent log" >&2; tail -5 "$d/m$i/agent.log" >&2; done
     return 1
@@ -132,6 +138,8 @@ for n in $SIZES; do
     run_raw "$n" "$WORK/r$n-$r"
     tr+=("$ELAPSED_MS")
   done
+  echo "trace of round $ROUNDS (seconds since its agents were started):"
+  sed 's/^/  /' "$WORK/a$n-$ROUNDS/bootstrap.out"
   ma=$(median "${ta[@]}"); mr=$(median "${tr[@]}")
   echo "etcd-fleet bootstrap (agents started + bootstrap): median ${ma} ms (${ta[*]})"
   echo "raw static etcd (started + polled healthy): median ${mr} ms (${tr[*]})"
