@@ -10,6 +10,11 @@
 namespace etcdagent::fleet {
 namespace {
 
+using namespace std::chrono_literals;
+
+// How soon a call the agent refused while rebuilding its API is asked again.
+constexpr Duration kApiRebuildRetry = 100ms;
+
 std::string fingerprints(const std::vector<tls::Certificate>& cas) {
   std::string out;
   for (const auto& ca : cas) out += (out.empty() ? "" : ", ") + tls::spkiFingerprint(ca);
@@ -112,21 +117,41 @@ class CaRotation {
         [&](const InventoryMember& member, const AgentApi& agent) -> Result<std::string> {
           auto installed = agent.installTrust(bundle);
           if (!installed) return fail(installed.error());
-          // The agent rebuilt its API for the new trust: a fresh connection. etcd reads its
-          // trusted CA file only when it starts.
-          if (auto up = reachAgent(*dialer, member.agent, env_.clock, request_.health_timeout);
-              !up) {
-            return fail(up.error());
+          // etcd reads its trusted CA file only when it starts.
+          if (auto restarted = restartEtcd(*dialer, member); !restarted) {
+            return fail(restarted.error());
           }
-          auto fresh = dialer->dial(member.agent, request_.call_timeout);
-          if (!fresh) return fail(fresh.error());
-          if (auto stopped = (*fresh)->stopMember(); !stopped) return fail(stopped.error());
-          if (auto started = (*fresh)->startMember(); !started) return fail(started.error());
           return "trusts " + what + "; etcd restarted to read it";
         });
     if (!members) return fail(members.error());
     report_.steps.push_back({journal_.step, std::move(*members)});
     return {};
+  }
+
+  // Stops and starts the member's etcd through a fresh connection to its agent. The agent rebuilds
+  // its API for new trust after it has answered InstallTrust: its old listener may still answer a
+  // status and close before the new one listens, and a call refused in that gap (Unavailable) was
+  // never delivered; stopping a stopped member and starting a running one change nothing. So a
+  // refused round is asked again on a new connection, within the health timeout.
+  Result<void> restartEtcd(const AgentDialer& dialer, const InventoryMember& member) {
+    const auto deadline = env_.clock.now() + request_.health_timeout;
+    for (;;) {
+      auto done = [&]() -> Result<void> {
+        if (auto up = reachAgent(dialer, member.agent, env_.clock, request_.health_timeout); !up) {
+          return fail(up.error());
+        }
+        auto fresh = dialer.dial(member.agent, request_.call_timeout);
+        if (!fresh) return fail(fresh.error());
+        if (auto stopped = (*fresh)->stopMember(); !stopped) return fail(stopped.error());
+        if (auto started = (*fresh)->startMember(); !started) return fail(started.error());
+        return {};
+      }();
+      if (done || done.error().code != Errc::kUnavailable || env_.clock.now() >= deadline ||
+          env_.stop.stop_requested()) {
+        return done;
+      }
+      env_.clock.sleepFor(kApiRebuildRetry);
+    }
   }
 
   Result<void> trustBoth() {

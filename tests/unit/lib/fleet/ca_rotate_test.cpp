@@ -177,6 +177,30 @@ TEST_F(RotateCa, AStepStoppedAtAMemberIsFinishedByTheNextRun) {
   }
 }
 
+TEST_F(RotateCa, AStopRefusedWhileTheAgentRebuildsItsApiIsAskedAgain) {
+  // The agent answers InstallTrust, then rebuilds its API: a call in that gap is refused.
+  w.fleet.failNext("stopMember@127.0.0.12:2378", {Errc::kUnavailable,
+                                                  "agent 127.0.0.12:2378: stop member: unreachable "
+                                                  "(Connection refused)"});
+  auto done = rotate();
+  ASSERT_TRUE(done) << done.error().message;
+  EXPECT_TRUE(done->finished);
+  EXPECT_EQ(w.fleet.count("127.0.0.12:2378 stopMember"), 3U) << "refused once, then twice done";
+  EXPECT_EQ(w.fleet.count("127.0.0.12:2378 startMember"), 2U);
+  for (const char* a : {"127.0.0.11:2378", "127.0.0.13:2378"}) {
+    EXPECT_EQ(w.fleet.count(std::string(a) + " stopMember"), 2U) << a;
+  }
+}
+
+TEST_F(RotateCa, AStopRefusedForAnotherReasonEndsTheStep) {
+  w.fleet.failNext("stopMember@127.0.0.12:2378",
+                   {Errc::kFailedPrecondition, "agent 127.0.0.12:2378: stop member: held"});
+  auto r = rotate();
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("stop member: held"), std::string::npos) << r.error().message;
+  EXPECT_EQ(w.fleet.count("127.0.0.12:2378 stopMember"), 1U);
+}
+
 TEST_F(RotateCa, IsRefusedWhileACertificateRotationIsUnfinished) {
   ASSERT_TRUE(fleet::saveRotationJournal(pki().paths.dir + "/rotation.json",
                                          {.kind = fleet::RotationKind::kCerts,
