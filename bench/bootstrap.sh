@@ -83,9 +83,9 @@ EOT
   done
   # Every line of the bootstrap behind the seconds since the agents were started: the per-step
   # trace (printed for each size's last round).
-  if ! "$FLEET" bootstrap --hosts "$hosts" --cluster bench --fleet "$d/fleet.toml" \
-    2>"$d/bootstrap.err" | stamp "$t0s" >"$d/bootstrap.out"; then
-    echo "bootstrap of $n agents failed:" >&2; cat "$d/bootstrap.err" >&2
+  if ! "$FLEET" bootstrap --hosts "$hosts" --cluster bench --fleet "$d/fleet.toml" 2>&1 |
+    stamp "$t0s" >"$d/bootstrap.out"; then
+    echo "bootstrap of $n agents failed:" >&2; cat "$d/bootstrap.out" >&2
     for i in $(seq 1 "$n"); do echo "--- m$i agent log" >&2; tail -5 "$d/m$i/agent.log" >&2; done
     return 1
   fi
