@@ -29,8 +29,9 @@ std::string label(const MemberInfo& m) {
   return (m.name.empty() ? "(unstarted)" : m.name) + " (" + hexId(m.id) + ")";
 }
 
+// endpointOf keeps "https://" and drops "http://": a change of scheme is a change of endpoint.
 bool sameEndpoint(const std::string& a, const std::string& b) {
-  return endpointOf(a) == endpointOf(b) && a.starts_with("https://") == b.starts_with("https://");
+  return endpointOf(a) == endpointOf(b);
 }
 
 }  // namespace
