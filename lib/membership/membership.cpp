@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <future>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "etcd/etcdserverpb/rpc.grpc.pb.h"
@@ -382,8 +383,8 @@ Result<AddedLearner> addLearner(etcd::Client& client, const std::string& name,
                                 std::stop_token stop) {
   Backoff backoff(Clock::now() + kMembershipRetryBudget, stop);
   bool sent = false;  // a MemberAdd of ours may have been applied although its answer was lost
-  bool told = false;  // progress heard why etcd makes us wait
-  Clock::time_point refused_since{};
+  // Since when etcd refuses as "unhealthy cluster" (progress heard why at that moment).
+  std::optional<Clock::time_point> refused_since;
   Error last;
   for (;;) {
     auto members = listMembers(client);
@@ -427,7 +428,7 @@ Result<AddedLearner> addLearner(etcd::Client& client, const std::string& name,
     const bool lost_race = contains(last.message, "Peer URLs already exists") ||
                            contains(last.message, "too many learner");
     if (contains(last.message, "unhealthy cluster")) {
-      if (!told) {
+      if (!refused_since) {
         refused_since = Clock::now();
         if (progress) {
           progress(
@@ -437,11 +438,10 @@ Result<AddedLearner> addLearner(etcd::Client& client, const std::string& name,
               "asking again every 250 ms");
         }
       }
-      told = true;
       if (backoff.nextAfter(kUnhealthyClusterRetry)) continue;
       if (backoff.stopped()) return fail(cancelled("add learner " + name));
       const auto refused_for =
-          std::chrono::duration_cast<std::chrono::seconds>(Clock::now() - refused_since);
+          std::chrono::duration_cast<std::chrono::seconds>(Clock::now() - *refused_since);
       return fail(Error{last.code, "add learner " + name + " (" + peer_url +
                                        "): etcd refused it for " +
                                        std::to_string(refused_for.count()) + " s: " + last.message +
