@@ -65,10 +65,11 @@ round() {
   "$FLEET" --fleet "$dir/fleet.toml" bootstrap --hosts "$(
     IFS=,
     echo "${apis[*]}"
-  )" --cluster "bench-restore-$mb" --from-snapshot "$dir/backup.db" --timeout 5m \
-    >"$dir/bootstrap.log" 2>&1 ||
+  )" --cluster "bench-restore-$mb" --from-snapshot "$dir/backup.db" --timeout 5m 2>&1 |
+    stamp "$t0" >"$dir/bootstrap.log" ||
     { echo "bootstrap --from-snapshot failed:" >&2; cat "$dir/bootstrap.log" >&2; return 1; }
   t1=$(now)
+  TRACE=$(cat "$dir/bootstrap.log")
   FLEET_S=$(elapsed "$t0" "$t1")
   local n
   n=$("$FLEET" --fleet "$dir/fleet.toml" get bench/ --prefix --count-only)
@@ -157,6 +158,8 @@ for mb in "$SMALL" "$LARGE"; do
   awk -v f="$FLEET_S" -v r="$REF_S" -v mb="$mb" 'BEGIN {
     printf "  %d MB: etcd-fleet bootstrap --from-snapshot %.2f s; etcdctl snapshot restore x3 + etcd start %.2f s (%.2fx)\n",
       mb, f, r, f / r }'
+  echo "  its per-step trace (seconds since the bootstrap began):"
+  sed 's/^/    /' <<<"$TRACE"
   awk -v f="$INPLACE_S" -v r="$REF_INPLACE_S" -v mb="$mb" 'BEGIN {
     printf "  %d MB in place: etcd-fleet restore %.2f s; stop + etcdctl snapshot restore x3 + etcd start %.2f s (%.2fx)\n",
       mb, f, r, f / r }'

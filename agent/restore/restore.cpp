@@ -10,6 +10,7 @@
 #include <filesystem>
 
 #include "agent/supervisor/etcd_flags.hpp"
+#include "common/random_text.hpp"
 
 namespace etcdagent::agent {
 namespace {
@@ -17,6 +18,7 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr std::uint64_t kRoomMargin = 64ULL << 20;
+constexpr std::size_t kUploadIdLength = 8;  // 36^8: two uploads to one agent never share a name
 
 std::string mib(std::uint64_t bytes) {
   char buf[64];
@@ -50,9 +52,25 @@ Result<void> validateUploadToken(std::string_view token) {
   return {};
 }
 
-Result<std::string> uploadPath(const AgentConfig& config, std::string_view token) {
+Result<std::string> uploadPath(const AgentConfig& config, std::string_view token,
+                               std::string_view upload_id) {
   if (auto r = validateUploadToken(token); !r) return fail(r.error());
-  return restoreDir(config) + "/" + std::string(token) + ".db";
+  return restoreDir(config) + "/" + std::string(token) + "." + std::string(upload_id) + ".db";
+}
+
+std::vector<std::string> removeStaleUploads(const AgentConfig& config, std::string_view keep) {
+  std::vector<std::string> removed;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(restoreDir(config), ec)) {
+    const std::string path = entry.path().string();
+    const std::string name = entry.path().filename().string();
+    if (path == keep || !entry.is_regular_file(ec) ||
+        !(name.ends_with(".db") || name.ends_with(".db.part"))) {
+      continue;
+    }
+    if (fs::remove(entry.path(), ec)) removed.push_back(name);
+  }
+  return removed;
 }
 
 Result<void> validateRestorePath(const AgentConfig& config, std::string_view path) {
@@ -112,8 +130,11 @@ SnapshotReceiver::SnapshotReceiver(DurableFile file, std::uint64_t size, std::st
 Result<std::unique_ptr<SnapshotReceiver>> SnapshotReceiver::create(const AgentConfig& config,
                                                                    const std::string& token,
                                                                    std::uint64_t size,
-                                                                   std::string sha256_hex) {
-  auto path = uploadPath(config, token);
+                                                                   std::string sha256_hex,
+                                                                   std::string_view keep) {
+  auto id = randomLowerAlnum(kUploadIdLength);
+  if (!id) return fail(id.error());
+  auto path = uploadPath(config, token, *id);
   if (!path) return fail(path.error());
   if (size <= kSnapshotHashSize) {
     return fail(Errc::kInvalidArgument, "the upload announces " + std::to_string(size) +
@@ -130,12 +151,11 @@ Result<std::unique_ptr<SnapshotReceiver>> SnapshotReceiver::create(const AgentCo
   if (ec) return fail(Errc::kIo, "cannot create " + dir + ": " + ec.message());
   ::chmod(fs::path(dir).parent_path().c_str(), 0700);
   ::chmod(dir.c_str(), 0700);
+  removeStaleUploads(config, keep);
   struct statvfs vfs {};
   if (::statvfs(dir.c_str(), &vfs) != 0)
     return fail(Errc::kIo, "statvfs " + dir + ": " + errnoText(errno));
-  // A previous upload of the same file gives its room back when it is replaced.
-  std::uint64_t available = static_cast<std::uint64_t>(vfs.f_bavail) * vfs.f_frsize;
-  if (auto old = fs::file_size(*path, ec); !ec) available += old;
+  const std::uint64_t available = static_cast<std::uint64_t>(vfs.f_bavail) * vfs.f_frsize;
   if (auto room = checkRoom(size, available, dir); !room) return fail(room.error());
   auto file = DurableFile::create(std::move(*path), 0600);
   if (!file) return fail(file.error());

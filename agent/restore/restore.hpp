@@ -1,8 +1,8 @@
 #pragma once
 
 // Restoring a new member from a snapshot (etcd-fleet bootstrap --from-snapshot):
-//   UploadSnapshot -> SnapshotReceiver writes <data_root>/restore/<member>/<token>.db (checked,
-//   fsynced)
+//   UploadSnapshot -> SnapshotReceiver writes <data_root>/restore/<member>/<token>.<id>.db
+//   (checked, fsynced; <id> new for each upload)
 //   ApplyPlan{restore_snapshot: that path} -> before etcd's first start the supervisor runs
 //   restoreCommandLine() (etcdctl snapshot restore into a fresh sibling of the data dir) and
 //   renames the result into place.
@@ -33,8 +33,16 @@ std::string restoreTempDir(const AgentConfig& config);
 // The cluster token names the upload file: letters, digits, '.', '_', '-' (not leading '.'),
 // at most 128 characters.
 Result<void> validateUploadToken(std::string_view token);
-// <restoreDir>/<token>.db (token validated).
-Result<std::string> uploadPath(const AgentConfig& config, std::string_view token);
+// <restoreDir>/<token>.<upload_id>.db (token validated). Every upload gets its own name: the
+// supervisor deletes the snapshot a member was restored from once that member is healthy, which
+// may be after the next upload of the same cluster (an in-place restore right after a bootstrap
+// --from-snapshot) had arrived; under one name per token it deleted the newer file.
+Result<std::string> uploadPath(const AgentConfig& config, std::string_view token,
+                               std::string_view upload_id);
+// Removes every upload in restoreDir (finished, or a .part an upload left behind) but `keep`
+// (the snapshot a plan still has to restore from; "" for none). A new upload calls it first: an
+// upload nothing restores from would otherwise stay forever. Answers the names removed.
+std::vector<std::string> removeStaleUploads(const AgentConfig& config, std::string_view keep);
 // A Plan.restore_snapshot must be a file this agent produced: <restoreDir>/NAME.db, no
 // "..", no subdirectory.
 Result<void> validateRestorePath(const AgentConfig& config, std::string_view path);
@@ -54,17 +62,18 @@ std::vector<std::string> restoreCommandLine(const AgentConfig& config, const v1:
 // "\t/path/file.go:12 +0x1d", "main.main()"); "" when there is none.
 std::string restoreFailureLine(const std::string& panic_line, const std::deque<std::string>& tail);
 
-// Receives one upload into a DurableFile (common/durable_file.hpp): <token>.db.part (0600,
-// truncated), then on commit(): size, sha256 of the whole file, etcd's sha256 trailer, then the
+// Receives one upload into a DurableFile (common/durable_file.hpp): <token>.<id>.db.part (0600), then on commit(): size, sha256 of the whole file, etcd's sha256 trailer, then the
 // file's commit (fsync, rename to .db, fsync the directory). Destroyed without a successful
 // commit(), it removes the .part.
 class SnapshotReceiver {
  public:
-  // Creates the restore dir (0700) if needed and checks the room there.
+  // Creates the restore dir (0700) if needed, removes the uploads there but `keep`
+  // (removeStaleUploads) and checks the room.
   static Result<std::unique_ptr<SnapshotReceiver>> create(const AgentConfig& config,
                                                           const std::string& token,
                                                           std::uint64_t size,
-                                                          std::string sha256_hex);
+                                                          std::string sha256_hex,
+                                                          std::string_view keep);
   SnapshotReceiver(const SnapshotReceiver&) = delete;
   SnapshotReceiver& operator=(const SnapshotReceiver&) = delete;
 

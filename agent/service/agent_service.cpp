@@ -348,8 +348,11 @@ grpc::Status AgentService::UploadSnapshot(grpc::ServerContext* ctx,
                 "): a snapshot is only taken by an agent without one. Wipe the member first "
                 "(etcd-fleet member remove, or etcd-fleet agent wipe)"};
   }
+  // The snapshot a plan restores from stays until its member has been healthy once.
+  const std::string keep =
+      state && !state->started_once() ? state->plan().restore_snapshot() : std::string();
   auto receiver = SnapshotReceiver::create(supervisor_.config(), first.cluster_token(),
-                                           first.size(), first.sha256());
+                                           first.size(), first.sha256(), keep);
   if (!receiver) return toStatus(receiver.error());
   auto take = [&](const std::string& chunk) -> Result<void> {
     if (chunk.size() > kMaxUploadChunk) {

@@ -285,8 +285,16 @@ void Supervisor::restoreMember(const v1::RestoreMemberRequest& request,
   if (step->changed) {
     if (auto argv = etcdCommandLine(config_, step->next); !argv) return done(fail(argv.error()));
   }
+  // A PREPARE may replace a restore whose member was never healthy since (an in-place restore
+  // right after a bootstrap --from-snapshot): nothing restores from that upload any more.
+  std::string superseded;
+  if (request.action() == v1::RESTORE_ACTION_PREPARE && step->changed &&
+      !plan_->started_once() &&
+      plan_->plan().restore_snapshot() != step->next.plan().restore_snapshot()) {
+    superseded = plan_->plan().restore_snapshot();
+  }
   auto apply = [this, step = std::move(*step), action = request.action(),
-                done = std::move(done)]() mutable {
+                superseded = std::move(superseded), done = std::move(done)]() mutable {
     if (step.hold_first) {
       v1::MemberState held = *plan_;
       held.set_held(true);
@@ -322,6 +330,10 @@ void Supervisor::restoreMember(const v1::RestoreMemberRequest& request,
                          (migration ? std::string("; a copy of it is migrated")
                                     : "; it restores " + plan_->plan().restore_snapshot()) +
                          " at START");
+        }
+        if (!superseded.empty() && validateRestorePath(config_, superseded) &&
+            store_.removeFile(superseded)) {
+          log_.agent(LOG_INFO, "deleted " + superseded + ": the in-place restore replaced it");
         }
         break;
       case v1::RESTORE_ACTION_FENCE:

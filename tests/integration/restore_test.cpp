@@ -186,10 +186,9 @@ TEST(Restore, ThreeMembersFromASnapshotOfAnotherCluster) {
 
   // The uploads are gone once the members have been healthy (their data holds them now).
   for (std::size_t i = 0; i < f.size(); ++i) {
-    const std::string upload =
-        f.agent(i).dataRoot() + "/restore/m" + std::to_string(i + 1) + "/restored.db";
-    for (int k = 0; k < 50 && fs::exists(upload); ++k) std::this_thread::sleep_for(100ms);
-    EXPECT_FALSE(fs::exists(upload)) << upload;
+    const std::string dir = f.agent(i).dataRoot() + "/restore/m" + std::to_string(i + 1);
+    for (int k = 0; k < 50 && !fs::is_empty(dir); ++k) std::this_thread::sleep_for(100ms);
+    EXPECT_TRUE(fs::is_empty(dir)) << dir;
   }
 
   // Re-running the same command changes nothing.
@@ -209,6 +208,14 @@ TEST(Restore, OneMemberRestoreDrill) {
   f.startAll();
   auto r = f.bootstrap({"--names", "m1", "--from-snapshot", source.snapshot});
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  // An in-place restore of the same file at once: its upload may reach the agent before the agent
+  // has seen its member healthy and deleted the bootstrap's upload; that deletion must not take
+  // the new one (it did when both had one name per cluster).
+  auto in_place = f.fleet({"restore", source.snapshot, "--yes"}, 300s);
+  ASSERT_EQ(in_place.exit_code, 0) << in_place.err;
+  const std::string uploads = f.agent(0).dataRoot() + "/restore/m1";
+  f.agent(0).waitFor([](const auto& st) { return running(st) && st.started_once(); });
+  EXPECT_TRUE(fs::is_empty(uploads)) << uploads;
   auto get = f.fleet({"get", keyName(7), "--print-value-only"});
   EXPECT_EQ(get.out, valueOf(7) + "\n") << get.err;
   auto c = clientOf(f);
@@ -387,7 +394,8 @@ TEST(Restore, AFailingEtcdctlLeavesTheMemberUnstartedWithItsLastLines) {
   auto up = agent.client().uploadSnapshot(source.snapshot, "broken", local->size, local->sha256_hex,
                                           {}, fleet::UploadFor::kNewMember);
   ASSERT_TRUE(up) << up.error().message;
-  EXPECT_EQ(up->path(), agent.dataRoot() + "/restore/m1/broken.db");
+  EXPECT_EQ(fs::path(up->path()).parent_path(), agent.dataRoot() + "/restore/m1");
+  EXPECT_TRUE(fs::path(up->path()).filename().string().starts_with("broken.")) << up->path();
   EXPECT_EQ(up->sha256(), local->sha256_hex);
 
   // Only a new-cluster plan restores, and only from this agent's restore dir.

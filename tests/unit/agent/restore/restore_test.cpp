@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -23,6 +24,15 @@ using testing::withTrailer;
 
 namespace fs = std::filesystem;
 
+// The names of the files in `dir`, sorted; none when it does not exist.
+std::vector<std::string> filesIn(const std::string& dir) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec)) out.push_back(e.path().filename());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
 agent::AgentConfig configAt(const std::string& data_root) {
   auto c = agent::parseAgentConfig(
       "[member]\nname = \"m2\"\nadvertise_host = \"127.0.0.12\"\n"
@@ -33,17 +43,18 @@ agent::AgentConfig configAt(const std::string& data_root) {
   return *c;
 }
 
-TEST(RestorePaths, UploadsLiveInTheMembersRestoreDirNamedByTheToken) {
+TEST(RestorePaths, UploadsLiveInTheMembersRestoreDirNamedByTheTokenAndTheUpload) {
   auto c = configAt("/var/lib/etcd-agent");
   EXPECT_EQ(agent::restoreDir(c), "/var/lib/etcd-agent/restore/m2");
   EXPECT_EQ(agent::restoreTempDir(c), "/var/lib/etcd-agent/m2/data.restore");
-  auto p = agent::uploadPath(c, "prod-1");
+  auto p = agent::uploadPath(c, "prod-1", "k3x9a0qz");
   ASSERT_TRUE(p);
-  EXPECT_EQ(*p, "/var/lib/etcd-agent/restore/m2/prod-1.db");
+  EXPECT_EQ(*p, "/var/lib/etcd-agent/restore/m2/prod-1.k3x9a0qz.db");
+  EXPECT_TRUE(agent::validateRestorePath(c, *p));
   for (const char* bad : {"", "../x", "a/b", ".hidden", "x y", "tok\n"}) {
-    EXPECT_FALSE(agent::uploadPath(c, bad)) << bad;
+    EXPECT_FALSE(agent::uploadPath(c, bad, "k3x9a0qz")) << bad;
   }
-  EXPECT_FALSE(agent::uploadPath(c, std::string(129, 'a')));
+  EXPECT_FALSE(agent::uploadPath(c, std::string(129, 'a'), "k3x9a0qz"));
 }
 
 TEST(RestorePaths, APlanMayOnlyNameAnUploadOfThisAgent) {
@@ -110,9 +121,12 @@ TEST(SnapshotReceiver, WritesThePartChecksAndRenamesWithPrivateModes) {
   auto c = configAt(dir.path());
   const std::string snap = withTrailer(someBytes(3 << 20));
   const std::string hex = hexEncode(sha256Of(snap));
-  auto rx = agent::SnapshotReceiver::create(c, "prod-1", snap.size(), hex);
+  auto rx = agent::SnapshotReceiver::create(c, "prod-1", snap.size(), hex, "");
   ASSERT_TRUE(rx) << rx.error().message;
-  const std::string part = dir.path() + "/restore/m2/prod-1.db.part";
+  const auto parts = filesIn(dir.path() + "/restore/m2");
+  ASSERT_EQ(parts.size(), 1U);
+  const std::string part = dir.path() + "/restore/m2/" + parts[0];
+  EXPECT_TRUE(parts[0].starts_with("prod-1.") && parts[0].ends_with(".db.part")) << parts[0];
   struct stat st {};
   ASSERT_EQ(::stat(part.c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0600U);
@@ -123,29 +137,63 @@ TEST(SnapshotReceiver, WritesThePartChecksAndRenamesWithPrivateModes) {
   }
   auto done = (*rx)->commit();
   ASSERT_TRUE(done) << done.error().message;
-  EXPECT_EQ(done->path(), dir.path() + "/restore/m2/prod-1.db");
+  EXPECT_EQ(done->path(), part.substr(0, part.size() - std::string(".part").size()));
   EXPECT_EQ(done->size(), snap.size());
   EXPECT_EQ(done->sha256(), hex);
   EXPECT_FALSE(fs::exists(part));
   EXPECT_EQ(fs::file_size(done->path()), snap.size());
 }
 
+// Each upload gets a name of its own, so that deleting the snapshot a member was restored from
+// (once it is healthy) never takes a later upload of the same cluster; a new upload clears the
+// earlier ones but the one a plan still restores from.
+TEST(SnapshotReceiver, EveryUploadHasItsOwnNameAndANewOneClearsAllButTheKeptOne) {
+  testing::UnitTempDir dir;
+  auto c = configAt(dir.path());
+  const std::string snap = withTrailer(someBytes(100000));
+  const std::string hex = hexEncode(sha256Of(snap));
+  auto upload = [&](std::string_view keep) {
+    auto rx = agent::SnapshotReceiver::create(c, "prod", snap.size(), hex, keep);
+    if (!rx) throw std::runtime_error(rx.error().message);
+    if (!(*rx)->write(snap)) throw std::runtime_error("write");
+    auto done = (*rx)->commit();
+    if (!done) throw std::runtime_error(done.error().message);
+    return done->path();
+  };
+  const std::string first = upload("");
+  const std::string second = upload(first);  // a plan restores from `first`: it stays
+  EXPECT_NE(first, second);
+  EXPECT_TRUE(agent::validateRestorePath(c, second));
+  EXPECT_TRUE(fs::exists(first));
+  EXPECT_TRUE(fs::exists(second));
+  const std::string restore_dir = dir.path() + "/restore/m2";
+  std::ofstream(restore_dir + "/prod.old.db.part") << "left by an upload that died";
+  std::ofstream(restore_dir + "/notes.txt") << "not an upload";
+  auto third = agent::SnapshotReceiver::create(c, "prod", snap.size(), hex, "");
+  ASSERT_TRUE(third) << third.error().message;
+  const auto left = filesIn(restore_dir);
+  ASSERT_EQ(left.size(), 2U) << ::testing::PrintToString(left);
+  EXPECT_EQ(left[0], "notes.txt");
+  EXPECT_TRUE(left[1].starts_with("prod.") && left[1].ends_with(".db.part")) << left[1];
+  EXPECT_EQ(agent::removeStaleUploads(c, ""), std::vector<std::string>{left[1]});
+}
+
 TEST(SnapshotReceiver, RefusesAWrongHashAShortUploadAndANonSnapshotAndLeavesNoPart) {
   testing::UnitTempDir dir;
   auto c = configAt(dir.path());
   const std::string snap = withTrailer(someBytes(100000));
-  const std::string part = dir.path() + "/restore/m2/t.db.part";
+  const std::string restore_dir = dir.path() + "/restore/m2";
   {  // announced sha256 differs
-    auto rx = agent::SnapshotReceiver::create(c, "t", snap.size(), std::string(64, 'a'));
+    auto rx = agent::SnapshotReceiver::create(c, "t", snap.size(), std::string(64, 'a'), "");
     ASSERT_TRUE(rx);
     ASSERT_TRUE((*rx)->write(snap));
     auto r = (*rx)->commit();
     ASSERT_FALSE(r);
     EXPECT_NE(r.error().message.find("corrupted on the way"), std::string::npos);
   }
-  EXPECT_FALSE(fs::exists(part));
+  EXPECT_TRUE(filesIn(restore_dir).empty());
   {  // fewer bytes than announced
-    auto rx = agent::SnapshotReceiver::create(c, "t", snap.size(), hexEncode(sha256Of(snap)));
+    auto rx = agent::SnapshotReceiver::create(c, "t", snap.size(), hexEncode(sha256Of(snap)), "");
     ASSERT_TRUE(rx);
     ASSERT_TRUE((*rx)->write(std::string_view(snap).substr(0, 1000)));
     auto r = (*rx)->commit();
@@ -154,24 +202,23 @@ TEST(SnapshotReceiver, RefusesAWrongHashAShortUploadAndANonSnapshotAndLeavesNoPa
         << r.error().message;
   }
   {  // more bytes than announced
-    auto rx = agent::SnapshotReceiver::create(c, "t", 1000, hexEncode(sha256Of(snap)));
+    auto rx = agent::SnapshotReceiver::create(c, "t", 1000, hexEncode(sha256Of(snap)), "");
     ASSERT_TRUE(rx);
     EXPECT_FALSE((*rx)->write(snap));
   }
   {  // the right sha256 of a file that has no etcd trailer
     std::string text(5000, 'x');
-    auto rx = agent::SnapshotReceiver::create(c, "t", text.size(), hexEncode(sha256Of(text)));
+    auto rx = agent::SnapshotReceiver::create(c, "t", text.size(), hexEncode(sha256Of(text)), "");
     ASSERT_TRUE(rx);
     ASSERT_TRUE((*rx)->write(text));
     auto r = (*rx)->commit();
     ASSERT_FALSE(r);
     EXPECT_NE(r.error().message.find("not an etcd snapshot"), std::string::npos);
   }
-  EXPECT_FALSE(fs::exists(part));
-  EXPECT_FALSE(fs::exists(dir.path() + "/restore/m2/t.db"));
-  EXPECT_FALSE(agent::SnapshotReceiver::create(c, "t", 10, std::string(64, 'a')));
-  EXPECT_FALSE(agent::SnapshotReceiver::create(c, "t", 1000, "ABC"));
-  auto huge = agent::SnapshotReceiver::create(c, "t", 1ULL << 60, std::string(64, 'a'));
+  EXPECT_TRUE(filesIn(restore_dir).empty());
+  EXPECT_FALSE(agent::SnapshotReceiver::create(c, "t", 10, std::string(64, 'a'), ""));
+  EXPECT_FALSE(agent::SnapshotReceiver::create(c, "t", 1000, "ABC", ""));
+  auto huge = agent::SnapshotReceiver::create(c, "t", 1ULL << 60, std::string(64, 'a'), "");
   ASSERT_FALSE(huge);
   EXPECT_NE(huge.error().message.find("not enough disk space in " + dir.path() + "/restore/m2"),
             std::string::npos)

@@ -902,6 +902,27 @@ TEST_F(InPlaceRestoreTest, AbortPutsTheOldDataAndPlanBackAndStartRunsItAsBefore)
   EXPECT_EQ(store.state->SerializeAsString(), before.SerializeAsString());
 }
 
+// An in-place restore asked before the agent saw its member, restored by a bootstrap
+// --from-snapshot, healthy: nothing restores from the bootstrap's upload any more, so PREPARE
+// deletes it; the new upload stays for START.
+TEST_F(InPlaceRestoreTest, PrepareDeletesTheUploadOfTheRestoreItReplaces) {
+  const std::string first = "/nonexistent-agent-root/restore/m1/test.first.db";
+  store.files.insert(first);
+  auto plan = newPlan();
+  plan.set_restore_snapshot(first);
+  started(plan);
+  store.restore_temp = true;
+  launcher.exit(ExitStatus{0, 0});  // restored; etcd starts, not yet seen healthy
+  ASSERT_EQ(launcher.last().spec.argv.front(), "/usr/bin/etcd");
+  ASSERT_FALSE(store.state->started_once());
+  store.files.insert(kSnapshot);
+  auto r = ask(v1::RESTORE_ACTION_PREPARE);
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_FALSE(store.files.contains(first));
+  EXPECT_TRUE(store.files.contains(kSnapshot));
+  EXPECT_EQ(store.state->plan().restore_snapshot(), kSnapshot);
+}
+
 TEST_F(InPlaceRestoreTest, PrepareWithoutTheUploadedSnapshotChangesNothing) {
   running();
   store.data_empty = false;
