@@ -30,12 +30,7 @@ Result<T> parseNumber(std::string_view v) {
 }
 
 std::string joinSlice(const std::vector<std::string>& v) {
-  std::string out = "[";
-  for (std::size_t i = 0; i < v.size(); ++i) {
-    if (i) out += ",";
-    out += v[i];
-  }
-  return out + "]";
+  return "[" + join(v, ",") + "]";
 }
 
 }  // namespace

@@ -5,18 +5,13 @@
 #include <ostream>
 
 #include "common/encoding.hpp"
+#include "common/strings.hpp"
 #include "fleet/agent_api.hpp"
 #include "fleetctl/output/json.hpp"
 #include "fleetctl/output/table.hpp"
 
 namespace etcdagent::fleet {
 namespace {
-
-std::string join(const google::protobuf::RepeatedPtrField<std::string>& v) {
-  std::string out;
-  for (const auto& s : v) out += (out.empty() ? "" : ",") + s;
-  return out;
-}
 
 // etcd's last words, for a member that keeps exiting or was removed.
 void lastLines(const Output& o, const v1::AgentStatus& s) {
@@ -43,8 +38,8 @@ void statusTable(const Output& o, std::string_view agent, const v1::AgentStatus&
   if (!s.state().empty() && s.state() != memberPhaseName(s.phase())) row("lifecycle", s.state());
   row("status", s.status_line());
   row("cluster", s.cluster_token());
-  row("client urls", join(s.client_urls()));
-  row("peer urls", join(s.peer_urls()));
+  row("client urls", join(s.client_urls(), ","));
+  row("peer urls", join(s.peer_urls(), ","));
   row("etcd pid", s.etcd_pid() ? std::to_string(s.etcd_pid()) : "-");
   row("etcd version", s.etcd_version());
   row("healthy", s.healthy() ? "true" : "false");

@@ -5,30 +5,13 @@
 #include <ostream>
 
 #include "common/encoding.hpp"
+#include "common/strings.hpp"
 #include "fleetctl/output/json.hpp"
 #include "fleetctl/output/kv.hpp"
 #include "fleetctl/output/table.hpp"
 
 namespace etcdagent::fleet {
 namespace {
-
-std::string join(const google::protobuf::RepeatedPtrField<std::string>& items,
-                 std::string_view sep) {
-  std::string out;
-  bool first = true;
-  for (const auto& s : items) {
-    if (!first) out += sep;
-    first = false;
-    out += s;
-  }
-  return out;
-}
-
-std::string joinRow(const std::vector<std::string>& row) {
-  std::string out;
-  for (std::size_t i = 0; i < row.size(); ++i) out += (i ? ", " : "") + row[i];
-  return out;
-}
 
 const char* goBool(bool b) {
   return b ? "true" : "false";
@@ -89,7 +72,7 @@ std::string paddedHexId(std::uint64_t id) {
 namespace {
 
 void memberListSimple(const Output& o, const etcdserverpb::MemberListResponse& r) {
-  for (const auto& row : memberRows(r)) o.out << joinRow(row) << "\n";
+  for (const auto& row : memberRows(r)) o.out << join(row, ", ") << "\n";
 }
 
 void memberListTable(const Output& o, const etcdserverpb::MemberListResponse& r) {
@@ -171,7 +154,7 @@ void healthFields(const Output& o, const std::vector<EndpointHealth>& list) {
 }
 
 void statusSimple(const Output& o, const std::vector<EndpointStatus>& list) {
-  for (const auto& row : statusRows(list)) o.out << joinRow(row) << "\n";
+  for (const auto& row : statusRows(list)) o.out << join(row, ", ") << "\n";
 }
 
 void statusJson(const Output& o, const std::vector<EndpointStatus>& list) {
@@ -205,7 +188,7 @@ void statusFields(const Output& o, const std::vector<EndpointStatus>& list) {
 }
 
 void hashSimple(const Output& o, const std::vector<EndpointHashKv>& list) {
-  for (const auto& row : hashRows(list)) o.out << joinRow(row) << "\n";
+  for (const auto& row : hashRows(list)) o.out << join(row, ", ") << "\n";
 }
 
 void hashJson(const Output& o, const std::vector<EndpointHashKv>& list) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "common/encoding.hpp"
+#include "common/strings.hpp"
 #include "fleetctl/output/json.hpp"
 #include "membership/membership.hpp"
 
@@ -19,12 +20,6 @@ std::vector<std::string> urls(const ClientEndpoints& e) {
       if (std::find(out.begin(), out.end(), u) == out.end()) out.push_back(u);
     }
   }
-  return out;
-}
-
-std::string joined(const std::vector<std::string>& items, std::string_view separator) {
-  std::string out;
-  for (const auto& i : items) out += (out.empty() ? "" : std::string(separator)) + i;
   return out;
 }
 
@@ -59,10 +54,10 @@ Result<EndpointsForm> parseEndpointsForm(std::string_view text) {
 std::string renderClientEndpoints(const ClientEndpoints& endpoints, EndpointsForm form) {
   const auto all = urls(endpoints);
   switch (form) {
-    case EndpointsForm::kList: return joined(all, "\n") + "\n";
-    case EndpointsForm::kEnv: return "ETCDCTL_ENDPOINTS=" + joined(all, ",") + "\n";
+    case EndpointsForm::kList: return join(all, "\n") + "\n";
+    case EndpointsForm::kEnv: return "ETCDCTL_ENDPOINTS=" + join(all, ",") + "\n";
     case EndpointsForm::kPatroni: return patroni(all);
-    case EndpointsForm::kKubernetes: return "--etcd-servers=" + joined(all, ",") + "\n";
+    case EndpointsForm::kKubernetes: return "--etcd-servers=" + join(all, ",") + "\n";
     case EndpointsForm::kJson: {
       std::string members;
       for (const auto& m : endpoints.members) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "common/strings.hpp"
 #include "tls/inspect.hpp"
 #include "tls/names.hpp"
 #include "tls/sign.hpp"
@@ -29,12 +30,6 @@ const std::array<KeyUse, 4> kUses{{
     {"etcd-client", &v1::EnrollKeyUses::etcd_client, &v1::EnrollKeyUses::mutable_etcd_client,
      tls::Profile::kClient, false},
 }};
-
-std::string joinNames(const std::vector<std::string>& names) {
-  std::string out;
-  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
-  return out;
-}
 
 }  // namespace
 
@@ -85,7 +80,7 @@ Result<CheckedAgentCsrs> checkAgentCsrs(const AgentCsrClaim& claim, std::string_
       if (std::find(out.allowed_sans.begin(), out.allowed_sans.end(), san) ==
           out.allowed_sans.end()) {
         return refuse("its " + std::string(kUses[i].name) + " CSR asks for the name \"" + san +
-                      "\", which is not this host's (allowed: " + joinNames(out.allowed_sans) +
+                      "\", which is not this host's (allowed: " + join(out.allowed_sans, ", ") +
                       ")");
       }
     }

@@ -8,6 +8,7 @@
 #include <set>
 #include <sstream>
 
+#include "common/strings.hpp"
 #include "fleet/enroll.hpp"
 #include "fleet/fan_out.hpp"
 #include "fleet/waits.hpp"
@@ -38,9 +39,7 @@ std::string step(int n, std::string_view what) {
 }
 
 std::string joinList(const std::vector<std::string>& items) {
-  std::string out;
-  for (const auto& s : items) out += (out.empty() ? "" : ", ") + s;
-  return out.empty() ? "none" : out;
+  return items.empty() ? "none" : join(items, ", ");
 }
 
 // The agents of `inventory`, as a set, to tell whether it describes the same fleet.

@@ -9,12 +9,6 @@
 namespace etcdagent::fleet {
 namespace {
 
-std::string joined(const std::vector<std::string>& names) {
-  std::string out;
-  for (const auto& n : names) out += (out.empty() ? "" : ",") + n;
-  return out;
-}
-
 bool isSha256Hex(std::string_view s) {
   return s.size() == 64 && std::all_of(s.begin(), s.end(), [](char c) {
            return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
@@ -38,7 +32,7 @@ std::map<std::string, std::string> restoreJournalToMap(const RestoreJournal& jou
       {"snapshot", journal.snapshot},
       {"sha256", journal.sha256},
       {"revision", std::to_string(journal.revision)},
-      {"opened", joined(journal.opened)},
+      {"opened", join(journal.opened, ",")},
       {"started_at", journal.started_at},
   };
   if (journal.migrate_v2) {
@@ -149,7 +143,7 @@ std::string describeRestoreJournal(const RestoreJournal& journal) {
                                         : ", snapshot " + journal.snapshot + " (sha256 " +
                                               journal.sha256.substr(0, 12) + "...)");
   if (!journal.started_at.empty()) out += ", started " + journal.started_at;
-  if (!journal.opened.empty()) out += "; opened: " + joined(journal.opened);
+  if (!journal.opened.empty()) out += "; opened: " + join(journal.opened, ",");
   return out;
 }
 

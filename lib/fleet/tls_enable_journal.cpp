@@ -12,12 +12,6 @@ bool contains(const std::vector<std::string>& list, const std::string& name) {
   return std::find(list.begin(), list.end(), name) != list.end();
 }
 
-std::string joined(const std::vector<std::string>& names) {
-  std::string out;
-  for (const auto& n : names) out += (out.empty() ? "" : ",") + n;
-  return out;
-}
-
 }  // namespace
 
 std::string_view tlsPhaseName(TlsPhase phase) {
@@ -58,7 +52,7 @@ Result<void> completeTlsMember(TlsJournal& journal, const std::string& member,
   if (!contains(members, member) || contains(journal.done, member)) {
     return fail(Errc::kInternal, "tls journal: member \"" + member + "\" cannot complete phase " +
                                      std::string(tlsPhaseName(journal.phase)) +
-                                     " (done: " + joined(journal.done) + ")");
+                                     " (done: " + join(journal.done, ",") + ")");
   }
   journal.done.push_back(member);
   if (journal.phase == TlsPhase::kPeerReady && journal.done.size() == members.size()) {
@@ -76,7 +70,7 @@ bool tlsFinished(const TlsJournal& journal, std::size_t members) {
 std::map<std::string, std::string> tlsJournalToMap(const TlsJournal& journal) {
   return {
       {"phase", std::string(tlsPhaseName(journal.phase))},
-      {"done", joined(journal.done)},
+      {"done", join(journal.done, ",")},
       {"clients", journal.clients_https ? "https" : "http"},
       {"started_at", journal.started_at},
   };
@@ -137,7 +131,7 @@ std::string describeTlsJournal(const TlsJournal& journal, std::size_t members) {
   std::string out = "stopped after step " + std::to_string(tlsStepsDone(journal, members)) + "/" +
                     std::to_string(tlsStepCount(members)) + " (" +
                     std::string(tlsPhaseName(journal.phase)) + ": " +
-                    (journal.done.empty() ? std::string("no member") : joined(journal.done)) +
+                    (journal.done.empty() ? std::string("no member") : join(journal.done, ",")) +
                     " done; client URLs " + (journal.clients_https ? "https" : "http") + ")";
   if (!journal.started_at.empty()) out += ", started " + journal.started_at;
   return out;

@@ -10,6 +10,7 @@
 #include <optional>
 #include <thread>
 
+#include "common/strings.hpp"
 #include "etcd/etcdserverpb/rpc.grpc.pb.h"
 
 namespace etcdagent::membership {
@@ -98,17 +99,11 @@ std::vector<MemberInfo> fromProto(
   return out;
 }
 
-std::string joined(const std::vector<std::string>& items) {
-  std::string out;
-  for (const auto& s : items) out += (out.empty() ? "" : ",") + s;
-  return out;
-}
-
 // "m2 (8e9e05c52164694d)" or, for a member that never started, "8e9e05c52164694d
 // (http://h:2380)".
 std::string describe(const MemberInfo& m) {
   if (!m.name.empty()) return "\"" + m.name + "\" (" + hexId(m.id) + ")";
-  return hexId(m.id) + " (not started yet, peer URLs " + joined(m.peer_urls) + ")";
+  return hexId(m.id) + " (not started yet, peer URLs " + join(m.peer_urls, ",") + ")";
 }
 
 Error notInCluster(std::uint64_t id) {
@@ -146,7 +141,7 @@ Result<void> checkNoPendingLearner(const std::vector<MemberInfo>& members) {
   for (const auto& m : members) {
     if (!m.is_learner) continue;
     return fail(Errc::kFailedPrecondition,
-                "learner " + describe(m) + " with peer URLs " + joined(m.peer_urls) +
+                "learner " + describe(m) + " with peer URLs " + join(m.peer_urls, ",") +
                     " is pending: etcd takes one learner at a time. Wait until it is promoted, "
                     "or remove it with `etcd-fleet member remove " +
                     hexId(m.id) + "` if it will never catch up, then try again");
@@ -406,7 +401,7 @@ Result<AddedLearner> addLearner(etcd::Client& client, const std::string& name,
     if (const MemberInfo* same = findByName(*members, name)) {
       return fail(Errc::kAlreadyExists,
                   "a member named \"" + name + "\" (" + hexId(same->id) +
-                      ") already exists with peer URLs " + joined(same->peer_urls) +
+                      ") already exists with peer URLs " + join(same->peer_urls, ",") +
                       ": choose another name, or remove it first (etcd-fleet member remove " +
                       name + ")");
     }

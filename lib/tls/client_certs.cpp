@@ -48,12 +48,6 @@ bool pathExists(const std::string& path) {
   return ::lstat(path.c_str(), &st) == 0;
 }
 
-std::string joined(const std::vector<std::string>& items, std::string_view sep) {
-  std::string out;
-  for (const auto& item : items) out += (out.empty() ? "" : std::string(sep)) + item;
-  return out;
-}
-
 // The names of the keyUsage bits, in bit order (RFC 5280 4.2.1.3).
 constexpr std::array<std::string_view, 9> kKeyUsageBits = {
     "digitalSignature", "nonRepudiation", "keyEncipherment", "dataEncipherment", "keyAgreement",
@@ -96,7 +90,7 @@ Result<void> checkSubject(const Csr& csr) {
   }
   if (!others.empty()) {
     return fail(Errc::kInvalidArgument,
-                "the CSR's subject has " + joined(others, ", ") +
+                "the CSR's subject has " + join(others, ", ") +
                     " besides its CN: a client certificate of this fleet carries only the CN "
                     "(the etcd user name); make the CSR with -subj /CN=" +
                     csr.commonName());
@@ -133,7 +127,7 @@ Result<void> checkExtension(X509_EXTENSION* ext) {
       }
       if (!refused.empty()) {
         return fail(Errc::kInvalidArgument,
-                    "the CSR asks for the key usage " + joined(refused, ", ") +
+                    "the CSR asks for the key usage " + join(refused, ", ") +
                         ": a client certificate has digitalSignature (and keyEncipherment for "
                         "RSA keys) only; make the CSR without it");
       }
@@ -149,7 +143,7 @@ Result<void> checkExtension(X509_EXTENSION* ext) {
       }
       if (!refused.empty()) {
         return fail(Errc::kInvalidArgument,
-                    "the CSR asks for the extended key usage " + joined(refused, ", ") +
+                    "the CSR asks for the extended key usage " + join(refused, ", ") +
                         ": a client certificate has clientAuth only; make the CSR without it");
       }
       return {};
@@ -265,7 +259,7 @@ Result<IssuedClientCert> issueClientCertificate(const FleetPki& pki, const std::
   }
   if (!in_the_way.empty()) {
     return fail(Errc::kAlreadyExists,
-                "refusing to overwrite " + joined(in_the_way, ", ") +
+                "refusing to overwrite " + join(in_the_way, ", ") +
                     ": remove them to issue a new certificate for " + name +
                     " there, or give --out another directory (for a key the application holds "
                     "already, sign its CSR: etcd-fleet certs sign FILE.csr)");
@@ -310,7 +304,7 @@ Result<void> checkClientCsr(const Csr& csr) {
   if (auto subject = checkSubject(csr); !subject) return subject;
   if (!csr.sans().empty()) {
     return fail(Errc::kInvalidArgument,
-                "the CSR asks for the subject alternative names " + joined(csr.sans(), ", ") +
+                "the CSR asks for the subject alternative names " + join(csr.sans(), ", ") +
                     ": a client certificate carries none (its identity is its CN, " +
                     csr.commonName() + "); make the CSR without them");
   }

@@ -30,6 +30,14 @@ TEST(SplitComma, TrimsAndSkipsEmptyItems) {
   EXPECT_EQ(splitComma(" , ", rules), List{});
 }
 
+TEST(Join, PutsTheSeparatorBetweenEveryTwoItemsEvenEmptyOnesLikeGoStringsJoin) {
+  EXPECT_EQ(join(std::vector<std::string>{}, ","), "");
+  EXPECT_EQ(join(std::vector<std::string>{"a"}, ","), "a");
+  EXPECT_EQ(join(std::vector<std::string>{"a", "b", "c"}, ", "), "a, b, c");
+  EXPECT_EQ(join(std::vector<std::string>{"", "a", ""}, ","), ",a,");
+  EXPECT_EQ(join(splitComma("x,,y"), ","), "x,,y");  // the inverse of splitComma
+}
+
 TEST(TrimSpace, StripsAsciiWhitespaceAtBothEndsOnly) {
   EXPECT_EQ(trimSpace(" \t a b \r\n"), "a b");
   EXPECT_EQ(trimSpace(" \v\f "), "");
