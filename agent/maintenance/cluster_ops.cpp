@@ -48,8 +48,8 @@ Result<etcd::ResponseOf<Method>> cancellable(etcd::Client& client,
 
 class EtcdClusterOps final : public ClusterOps {
  public:
-  EtcdClusterOps(std::unique_ptr<etcd::Client> client, etcd::TlsConfig tls)
-      : client_(std::move(client)), tls_(std::move(tls)) {}
+  EtcdClusterOps(std::unique_ptr<etcd::Client> client, SnapshotTarget target)
+      : client_(std::move(client)), target_(std::move(target)) {}
 
   Result<std::vector<std::uint64_t>> nospaceAlarms() override {
     etcdserverpb::AlarmRequest get;
@@ -91,18 +91,16 @@ class EtcdClusterOps final : public ClusterOps {
   }
 
   Result<MemberStatus> status(const Member& member) override {
-    auto client = clientFor(SnapshotTarget{member.client_url, tls_});
-    if (!client) return fail(client.error());
-    return statusThrough(**client);
+    return through(member, [](etcd::Client& client) { return statusThrough(client); });
   }
 
   Result<MemberStatus> defragment(const Member& member, const std::stop_token& stop) override {
-    auto client = clientFor(SnapshotTarget{member.client_url, tls_});
-    if (!client) return fail(client.error());
-    auto d = cancellable<&Maintenance::Stub::Defragment>(
-        **client, {}, {etcd::Retry::kOnce, kDefragTimeout}, stop);
-    if (!d) return fail(d.error());
-    return statusThrough(**client);
+    return through(member, [&](etcd::Client& client) -> Result<MemberStatus> {
+      auto d = cancellable<&Maintenance::Stub::Defragment>(
+          client, {}, {etcd::Retry::kOnce, kDefragTimeout}, stop);
+      if (!d) return fail(d.error());
+      return statusThrough(client);
+    });
   }
 
   Result<void> disarm(std::uint64_t member_id) override {
@@ -125,8 +123,18 @@ class EtcdClusterOps final : public ClusterOps {
   }
 
  private:
+  // `call` with a client of `member`: this one when it is the member this client talks to
+  // already, else one of its own for the call.
+  template <typename Call>
+  Result<MemberStatus> through(const Member& member, Call call) {
+    if (member.client_url == target_.endpoint) return call(*client_);
+    auto client = clientFor(SnapshotTarget{member.client_url, target_.tls});
+    if (!client) return fail(client.error());
+    return call(**client);
+  }
+
   std::unique_ptr<etcd::Client> client_;
-  etcd::TlsConfig tls_;
+  SnapshotTarget target_;  // the member client_ talks to
 };
 
 }  // namespace
@@ -149,7 +157,7 @@ Result<v1::DefragmentMemberResponse> defragmentOwnMember(ClusterOps& ops,
 Result<std::unique_ptr<ClusterOps>> etcdClusterOps(const SnapshotTarget& target) {
   auto client = clientFor(target);
   if (!client) return fail(client.error());
-  return std::make_unique<EtcdClusterOps>(std::move(*client), target.tls);
+  return std::make_unique<EtcdClusterOps>(std::move(*client), target);
 }
 
 }  // namespace etcdagent::agent
