@@ -57,8 +57,8 @@ ports_free() {
 run_agents() {  # run_agents N DIR -> ELAPSED_MS; DIR/bootstrap.out: its lines, stamped
   local n=$1 d=$2 hosts="" t0 t1 t0s
   ports_free "$n"
-  t0=$(ms)
-  t0s=$(now)
+  # The agents' config files are written first: on real hosts the package and the operator put
+  # them there, as the raw reference's command lines are prepared before its clock starts.
   for i in $(seq 1 "$n"); do
     local h; h=$(host "$i")
     mkdir -p "$d/m$i"
@@ -77,9 +77,13 @@ api_socket = "$d/m$i/api.sock"
 [etcd]
 binary = "$ETCD"
 EOT
+    hosts+="${hosts:+,}$h"
+  done
+  t0=$(ms)
+  t0s=$(now)
+  for i in $(seq 1 "$n"); do
     "$AGENT" --config "$d/m$i/agent.toml" >"$d/m$i/agent.log" 2>&1 &
     PIDS+=($!)
-    hosts+="${hosts:+,}$h"
   done
   # Every line of the bootstrap behind the seconds since the agents were started: the per-step
   # trace (printed for each size's last round).
@@ -101,10 +105,10 @@ run_raw() {  # run_raw N DIR -> ELAPSED_MS
     endpoints+="${endpoints:+,}$(host "$i"):2379"
   done
   ports_free "$n"
+  for i in $(seq 1 "$n"); do mkdir -p "$d/m$i"; done
   t0=$(ms)
   for i in $(seq 1 "$n"); do
     local h; h=$(host "$i")
-    mkdir -p "$d/m$i"
     # The command line etcd-agent generates for a static plan (agent/supervisor/etcd_flags.cpp).
     "$ETCD" --name="m$i" --data-dir="$d/m$i/data" --listen-client-urls="http://$h:2379" \
       --advertise-client-urls="http://$h:2379" --listen-peer-urls="http://$h:2380" \

@@ -57,12 +57,14 @@ port() { ports "${1:-127.0.0.1}" 1; }
 
 now() { date +%s.%N; }
 
-# stamp T0: each line of stdin behind the seconds since T0 (as `now` gives it).
+# stamp T0: each line of stdin behind the seconds since T0 (as `now` gives it). Shell arithmetic
+# only: a process per line (awk, date) would take CPU from what is being timed.
 stamp() {
-  local t0=$1 line t
+  local secs=${1%.*} frac=${1#*.}000000 line d
+  local t0=$((10#$secs * 1000000 + 10#${frac:0:6}))
   while IFS= read -r line; do
-    t=${EPOCHREALTIME//[!0-9]/}
-    printf '%6.2f s  %s\n' "$(awk -v a="$t0" -v b="$t" 'BEGIN { print b / 1e6 - a }')" "$line"
+    d=$((${EPOCHREALTIME/./} - t0))
+    printf '%3d.%02d s  %s\n' $((d / 1000000)) $((d % 1000000 / 10000)) "$line"
   done
 }
 

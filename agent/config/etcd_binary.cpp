@@ -10,6 +10,8 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <map>
+#include <mutex>
 #include <optional>
 
 #include "common/file_util.hpp"
@@ -27,7 +29,25 @@ int remainingMs(Clock::time_point deadline) {
   return left.count() > 0 ? static_cast<int>(left.count()) : 0;
 }
 
-Result<void> runnable(const std::string& binary) {
+// What tells one file from another, or from itself rewritten.
+struct FileIdentity {
+  dev_t dev = 0;
+  ino_t ino = 0;
+  off_t size = 0;
+  std::int64_t mtime_ns = 0;
+  bool operator==(const FileIdentity&) const = default;
+};
+
+// The versions this process read, by path.
+struct KnownVersion {
+  FileIdentity file;
+  Clock::time_point read_at;
+  std::string version;
+};
+std::mutex known_mutex;
+std::map<std::string, KnownVersion> known;
+
+Result<FileIdentity> runnable(const std::string& binary) {
   struct stat st {};
   if (::stat(binary.c_str(), &st) != 0) {
     return fail(Errc::kNotFound, binary + " does not exist (" + errnoText(errno) +
@@ -38,7 +58,9 @@ Result<void> runnable(const std::string& binary) {
     return fail(Errc::kPermissionDenied, binary + " is not executable by this user (uid " +
                                              std::to_string(::geteuid()) + ")");
   }
-  return {};
+  return FileIdentity{
+      st.st_dev, st.st_ino, st.st_size,
+      static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec};
 }
 
 // A child with stdout and stderr on one pipe, stdin from /dev/null, in its own process group.
@@ -110,10 +132,8 @@ std::string firstLine(const std::string& text) {
   return line.empty() ? "nothing" : "\"" + line + "\"";
 }
 
-}  // namespace
-
-Result<std::string> probeEtcdBinary(const std::string& binary, std::chrono::milliseconds timeout) {
-  if (auto ok = runnable(binary); !ok) return fail(ok.error());
+// `binary --version`, read now.
+Result<std::string> readVersion(const std::string& binary, std::chrono::milliseconds timeout) {
   VersionChild child;
   if (auto spawned = child.spawn(binary); !spawned) return fail(spawned.error());
   const auto deadline = Clock::now() + timeout;
@@ -141,6 +161,26 @@ Result<std::string> probeEtcdBinary(const std::string& binary, std::chrono::mill
   const auto end = text.find('\n', pos);
   return text.substr(pos + needle.size(),
                      end == std::string::npos ? std::string::npos : end - pos - needle.size());
+}
+
+}  // namespace
+
+Result<std::string> probeEtcdBinary(const std::string& binary, std::chrono::milliseconds timeout) {
+  auto file = runnable(binary);
+  if (!file) return fail(file.error());
+  {
+    std::lock_guard lock(known_mutex);
+    if (auto it = known.find(binary); it != known.end() && it->second.file == *file &&
+                                      Clock::now() - it->second.read_at < kEtcdVersionReuse) {
+      return it->second.version;
+    }
+  }
+  auto version = readVersion(binary, timeout);
+  if (version) {
+    std::lock_guard lock(known_mutex);
+    known[binary] = {*file, Clock::now(), *version};
+  }
+  return version;
 }
 
 }  // namespace etcdagent::agent

@@ -10,6 +10,7 @@
 
 #include "agentclient/call_error.hpp"
 #include "etcd/endpoint.hpp"
+#include "etcd/event_engine.hpp"
 
 namespace etcdagent {
 
@@ -27,7 +28,9 @@ AgentClient::AgentClient(std::string address, std::shared_ptr<grpc::Channel> cha
       channel_(std::move(channel)),
       timeout_(timeout),
       tls_(tls),
-      cert_problem_(std::move(cert_problem)) {}
+      cert_problem_(std::move(cert_problem)) {
+  etcd::holdEventEngine();
+}
 
 Result<AgentClient> AgentClient::connect(const std::string& address, Duration timeout,
                                          const std::optional<fleet::AgentTls>& tls) {

@@ -13,6 +13,7 @@
 
 #include "agentclient/call_error.hpp"
 #include "etcd/endpoint.hpp"
+#include "etcd/event_engine.hpp"
 #include "etcdagent/v1/enroll.grpc.pb.h"
 
 namespace etcdagent {
@@ -58,7 +59,9 @@ Result<EnrollClient> EnrollClient::connect(const std::string& address,
   args.SetInt(GRPC_ARG_ENABLE_RETRIES, 0);
   // A new channel per agent: no sharing of a subchannel (and its handshake) with another call.
   args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
-  return EnrollClient(ep->original, grpc::CreateCustomChannel(ep->target, creds, args), timeout);
+  auto channel = grpc::CreateCustomChannel(ep->target, creds, args);
+  etcd::holdEventEngine();
+  return EnrollClient(ep->original, std::move(channel), timeout);
 }
 
 Error EnrollClient::callError(const grpc::Status& s, const char* what) const {

@@ -11,6 +11,7 @@
 
 #include "common/file_util.hpp"
 #include "etcd/etcdserverpb/rpc.grpc.pb.h"
+#include "etcd/event_engine.hpp"
 #include "etcd/grpc_log.hpp"
 
 namespace etcdagent::etcd {
@@ -149,6 +150,7 @@ std::shared_ptr<grpc::Channel> Client::channelFor(std::size_t slot) {
     args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
     if (endpoints_[slot].tls) args.SetSslTargetNameOverride(endpoints_[slot].host);
     channels_[slot] = grpc::CreateCustomChannel(endpoints_[slot].target, credentials_, args);
+    holdEventEngine();
   }
   return channels_[slot];
 }

@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <fstream>
+#include <iterator>
 
 #include "tests/mocks/temp_dir.hpp"
 
@@ -68,6 +70,32 @@ TEST(EtcdBinary, AWrapperThatExecsEtcdIsFine) {
   auto v = probeEtcdBinary(script(dir, "etcd-wrapper", "exec /usr/bin/etcd \"$@\"\n"));
   ASSERT_TRUE(v) << v.error().message;
   EXPECT_EQ(*v, "3.4.23");
+}
+
+// The agent asks at its start and again at a bootstrap's preflight: the second answer is the
+// first one while the file is the same, and read again once the file changed.
+TEST(EtcdBinary, AVersionIsReadOnceWhileTheFileStaysTheSame) {
+  testing::UnitTempDir dir;
+  const std::string runs = dir.path() + "/runs";
+  const std::string body = "echo run >> " + runs + "\necho 'etcd Version: 3.4.99'\n";
+  const std::string etcd = script(dir, "etcd", body);
+  auto count = [&] {
+    std::ifstream in(runs);
+    return static_cast<int>(std::count(std::istreambuf_iterator<char>(in),
+                                       std::istreambuf_iterator<char>(), '\n'));
+  };
+  ASSERT_EQ(probeEtcdBinary(etcd).value_or(""), "3.4.99");
+  ASSERT_EQ(probeEtcdBinary(etcd).value_or(""), "3.4.99");
+  EXPECT_EQ(count(), 1);
+  // Replaced (a package upgrade writes a new file): read again.
+  const std::string next =
+      script(dir, "etcd.new", "echo run >> " + runs + "\necho 'etcd Version: 3.5.0'\n");
+  ASSERT_EQ(::rename(next.c_str(), etcd.c_str()), 0);
+  EXPECT_EQ(probeEtcdBinary(etcd).value_or(""), "3.5.0");
+  EXPECT_EQ(count(), 2);
+  // Still checked every time: made unexecutable, it is refused at once.
+  ::chmod(etcd.c_str(), 0600);
+  EXPECT_NE(probeError(etcd).find("is not executable"), std::string::npos);
 }
 
 }  // namespace
