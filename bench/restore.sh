@@ -13,11 +13,15 @@
 # Each round: one etcd on 127.0.0.41 gets N MB as 1 MiB values (`etcd-fleet put` from stdin),
 # `etcd-fleet snapshot save`; then the timed restore onto agents on 127.0.0.42-44 (free ports),
 # then the reference on 127.0.0.45-47. Everything started here is stopped by PID on exit.
-# Usage: bench/restore.sh BUILD_DIR [SMALL_MB] [LARGE_MB]
+# Rounds alternate etcd-fleet and the reference on the same snapshot; every round is printed, then
+# the medians: etcd's first election after a restore comes at a random moment (0.1-0.9 s after its
+# peers connect, on both sides), so one round compares luck.
+# Usage: bench/restore.sh BUILD_DIR [SMALL_MB] [LARGE_MB] [ROUNDS]   (defaults 10, 100, 3)
 set -euo pipefail
-BUILD=$(cd "${1:?usage: restore.sh BUILD_DIR [SMALL_MB] [LARGE_MB]}" && pwd)
+BUILD=$(cd "${1:?usage: restore.sh BUILD_DIR [SMALL_MB] [LARGE_MB] [ROUNDS]}" && pwd)
 SMALL=${2:-10}
 LARGE=${3:-100}
+ROUNDS=${4:-3}
 ETCD=$(command -v etcd || echo /usr/bin/etcd)
 ETCDCTL=$(command -v etcdctl || echo /usr/bin/etcdctl)
 # shellcheck source=lib.sh
@@ -27,9 +31,10 @@ bench_copy_binaries "$BUILD"
 
 head -c 1048576 /dev/urandom >"$WORK/value"
 
-# round MB: sets FLEET_S and REF_S.
-round() {
-  local mb=$1 dir="$WORK/round-$1"
+# make_snapshot MB: SNAP, a snapshot of MB MB of data (one 1 MiB value per key), taken once per
+# size and restored by every round.
+make_snapshot() {
+  local mb=$1 dir="$WORK/source-$1"
   mkdir -p "$dir/source"
   local sc sp
   sc=$(port 127.0.0.41)
@@ -47,11 +52,18 @@ round() {
   for k in $(seq 1 "$mb"); do
     "$FLEET" --endpoints "127.0.0.41:$sc" put "bench/value$k" <"$WORK/value" >/dev/null
   done
-  "$FLEET" --endpoints "127.0.0.41:$sc" snapshot save "$dir/backup.db" >/dev/null
+  SNAP="$WORK/snap-$mb.db"
+  "$FLEET" --endpoints "127.0.0.41:$sc" snapshot save "$SNAP" >/dev/null
   kill "$src_pid"
   wait "$src_pid" 2>/dev/null || true
-  echo "  snapshot of $mb MB of data: $(stat -c %s "$dir/backup.db") bytes"
+  rm -rf "$dir"
+  echo "  snapshot of $mb MB of data: $(stat -c %s "$SNAP") bytes"
+}
 
+# round MB K: one round on SNAP; sets FLEET_S, REF_S, INPLACE_S, REF_INPLACE_S and TRACE.
+round() {
+  local mb=$1 dir="$WORK/round-$1-$2"
+  mkdir -p "$dir"
   # etcd-fleet bootstrap --from-snapshot on three fresh agents.
   local apis=() agent_pids=()
   for i in 2 3 4; do
@@ -65,7 +77,7 @@ round() {
   "$FLEET" --fleet "$dir/fleet.toml" bootstrap --hosts "$(
     IFS=,
     echo "${apis[*]}"
-  )" --cluster "bench-restore-$mb" --from-snapshot "$dir/backup.db" --timeout 5m 2>&1 |
+  )" --cluster "bench-restore-$mb" --from-snapshot "$SNAP" --timeout 5m 2>&1 |
     stamp "$t0" >"$dir/bootstrap.log" ||
     { echo "bootstrap --from-snapshot failed:" >&2; cat "$dir/bootstrap.log" >&2; return 1; }
   t1=$(now)
@@ -76,7 +88,7 @@ round() {
   [ "$n" = "$mb" ] || { echo "expected $mb keys after the restore, found $n" >&2; return 1; }
   "$FLEET" --fleet "$dir/fleet.toml" put bench/after x >/dev/null
   t0=$(now)
-  "$FLEET" --fleet "$dir/fleet.toml" restore "$dir/backup.db" --yes --timeout 5m \
+  "$FLEET" --fleet "$dir/fleet.toml" restore "$SNAP" --yes --timeout 5m \
     >"$dir/in-place.log" 2>&1 ||
     { echo "restore (in place) failed:" >&2; cat "$dir/in-place.log" >&2; return 1; }
   t1=$(now)
@@ -102,7 +114,7 @@ round() {
     local rpids=()
     for k in 0 1 2; do
       [ ! -d "$dir/ref$k" ] || mv "$dir/ref$k" "$dir/ref$k.before-restore"
-      ETCDCTL_API=3 "$ETCDCTL" snapshot restore "$dir/backup.db" --name "r$k" --initial-cluster "$ic" \
+      ETCDCTL_API=3 "$ETCDCTL" snapshot restore "$SNAP" --name "r$k" --initial-cluster "$ic" \
         --initial-cluster-token "ref-$mb" \
         --initial-advertise-peer-urls "http://127.0.0.4$((k + 5)):${pps[$k]}" \
         --data-dir "$dir/ref$k" >"$dir/ref$k.restore.log" 2>&1 &
@@ -152,17 +164,26 @@ round() {
   rm -rf "$dir"
 }
 
+median() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+
 for mb in "$SMALL" "$LARGE"; do
-  echo "restore of a 3-member cluster from a snapshot of $mb MB ..."
-  round "$mb"
-  awk -v f="$FLEET_S" -v r="$REF_S" -v mb="$mb" 'BEGIN {
-    printf "  %d MB: etcd-fleet bootstrap --from-snapshot %.2f s; etcdctl snapshot restore x3 + etcd start %.2f s (%.2fx)\n",
-      mb, f, r, f / r }'
-  echo "  its per-step trace (seconds since the bootstrap began):"
+  echo "restore of a 3-member cluster from a snapshot of $mb MB ($ROUNDS rounds) ..."
+  make_snapshot "$mb"
+  fs=(); rs=(); fis=(); ris=()
+  for k in $(seq 1 "$ROUNDS"); do
+    round "$mb" "$k"
+    fs+=("$FLEET_S"); rs+=("$REF_S"); fis+=("$INPLACE_S"); ris+=("$REF_INPLACE_S")
+    echo "  round $k: bootstrap --from-snapshot $FLEET_S s, reference $REF_S s;" \
+      "in place $INPLACE_S s, reference $REF_INPLACE_S s"
+    bench_stop_pids  # the raw etcds of the reference
+  done
+  echo "  the last round's bootstrap, step by step (seconds since it began):"
   sed 's/^/    /' <<<"$TRACE"
-  awk -v f="$INPLACE_S" -v r="$REF_INPLACE_S" -v mb="$mb" 'BEGIN {
-    printf "  %d MB in place: etcd-fleet restore %.2f s; stop + etcdctl snapshot restore x3 + etcd start %.2f s (%.2fx)\n",
+  awk -v f="$(median "${fs[@]}")" -v r="$(median "${rs[@]}")" -v mb="$mb" 'BEGIN {
+    printf "  %d MB, medians: etcd-fleet bootstrap --from-snapshot %.2f s; etcdctl snapshot restore x3 + etcd start %.2f s (%.2fx)\n",
       mb, f, r, f / r }'
-  # the raw etcds of the reference
-  bench_stop_pids
+  awk -v f="$(median "${fis[@]}")" -v r="$(median "${ris[@]}")" -v mb="$mb" 'BEGIN {
+    printf "  %d MB in place, medians: etcd-fleet restore %.2f s; stop + etcdctl snapshot restore x3 + etcd start %.2f s (%.2fx)\n",
+      mb, f, r, f / r }'
+  rm -f "$SNAP"
 done
