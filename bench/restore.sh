@@ -170,10 +170,10 @@ for mb in "$SMALL" "$LARGE"; do
   echo "restore of a 3-member cluster from a snapshot of $mb MB ($ROUNDS rounds) ..."
   make_snapshot "$mb"
   fs=(); rs=(); fis=(); ris=()
-  for k in $(seq 1 "$ROUNDS"); do
-    round "$mb" "$k"
+  for rnd in $(seq 1 "$ROUNDS"); do
+    round "$mb" "$rnd"
     fs+=("$FLEET_S"); rs+=("$REF_S"); fis+=("$INPLACE_S"); ris+=("$REF_INPLACE_S")
-    echo "  round $k: bootstrap --from-snapshot $FLEET_S s, reference $REF_S s;" \
+    echo "  round $rnd: bootstrap --from-snapshot $FLEET_S s, reference $REF_S s;" \
       "in place $INPLACE_S s, reference $REF_INPLACE_S s"
     bench_stop_pids  # the raw etcds of the reference
   done
