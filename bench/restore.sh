@@ -178,7 +178,7 @@ for mb in "$SMALL" "$LARGE"; do
     bench_stop_pids  # the raw etcds of the reference
   done
   echo "  the last round's bootstrap, step by step (seconds since it began):"
-  sed 's/^/    /' <<<"$TRACE"
+  while IFS= read -r line; do echo "    $line"; done <<<"$TRACE"
   awk -v f="$(median "${fs[@]}")" -v r="$(median "${rs[@]}")" -v mb="$mb" 'BEGIN {
     printf "  %d MB, medians: etcd-fleet bootstrap --from-snapshot %.2f s; etcdctl snapshot restore x3 + etcd start %.2f s (%.2fx)\n",
       mb, f, r, f / r }'

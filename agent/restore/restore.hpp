@@ -62,9 +62,10 @@ std::vector<std::string> restoreCommandLine(const AgentConfig& config, const v1:
 // "\t/path/file.go:12 +0x1d", "main.main()"); "" when there is none.
 std::string restoreFailureLine(const std::string& panic_line, const std::deque<std::string>& tail);
 
-// Receives one upload into a DurableFile (common/durable_file.hpp): <token>.<id>.db.part (0600), then on commit(): size, sha256 of the whole file, etcd's sha256 trailer, then the
-// file's commit (fsync, rename to .db, fsync the directory). Destroyed without a successful
-// commit(), it removes the .part.
+// Receives one upload into a DurableFile (common/durable_file.hpp): <token>.<id>.db.part (0600),
+// then on commit(): size, sha256 of the whole file, etcd's sha256 trailer, then the file's commit
+// (fsync, rename to .db, fsync the directory). Destroyed without a successful commit(), it removes
+// the .part.
 class SnapshotReceiver {
  public:
   // Creates the restore dir (0700) if needed, removes the uploads there but `keep`

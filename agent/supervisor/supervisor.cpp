@@ -288,8 +288,7 @@ void Supervisor::restoreMember(const v1::RestoreMemberRequest& request,
   // A PREPARE may replace a restore whose member was never healthy since (an in-place restore
   // right after a bootstrap --from-snapshot): nothing restores from that upload any more.
   std::string superseded;
-  if (request.action() == v1::RESTORE_ACTION_PREPARE && step->changed &&
-      !plan_->started_once() &&
+  if (request.action() == v1::RESTORE_ACTION_PREPARE && step->changed && !plan_->started_once() &&
       plan_->plan().restore_snapshot() != step->next.plan().restore_snapshot()) {
     superseded = plan_->plan().restore_snapshot();
   }

@@ -81,8 +81,8 @@ TEST(EtcdBinary, AVersionIsReadOnceWhileTheFileStaysTheSame) {
   const std::string etcd = script(dir, "etcd", body);
   auto count = [&] {
     std::ifstream in(runs);
-    return static_cast<int>(std::count(std::istreambuf_iterator<char>(in),
-                                       std::istreambuf_iterator<char>(), '\n'));
+    return static_cast<int>(
+        std::count(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>(), '\n'));
   };
   ASSERT_EQ(probeEtcdBinary(etcd).value_or(""), "3.4.99");
   ASSERT_EQ(probeEtcdBinary(etcd).value_or(""), "3.4.99");
