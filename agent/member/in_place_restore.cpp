@@ -93,6 +93,14 @@ Result<RestoreStep> prepare(const v1::MemberState& current, const v1::RestoreMem
       step.stop = true;
       step.data = DataMove::kSetAside;
       step.aside = r.aside();
+      // A re-run uploads the same snapshot again, under a name of its own: the member restores
+      // from that one (the earlier upload may be gone: an upload clears the ones no plan names,
+      // and a PREPARE still under way when its etcd-fleet was stopped named none yet).
+      if (!req.migrate_v2() && !req.snapshot().empty() &&
+          req.snapshot() != current.plan().restore_snapshot()) {
+        step.next.mutable_plan()->set_restore_snapshot(req.snapshot());
+        step.changed = true;
+      }
     }
     return step;
   }

@@ -108,6 +108,22 @@ TEST(InPlaceRestore, PrepareAskedAgainOnlyFinishesStoppingAndMovingTheData) {
   EXPECT_EQ(late.data, DataMove::kNone);
 }
 
+// A re-run uploads the same snapshot again under a new name (the first upload may be gone):
+// PREPARE asked again names that one, and changes nothing else.
+TEST(InPlaceRestore, PrepareAskedAgainWithANewUploadOfTheSameSnapshotRestoresFromIt) {
+  const auto prepared = stepOf(running(), v1::RESTORE_ACTION_PREPARE).next;
+  auto req = ask(v1::RESTORE_ACTION_PREPARE);
+  req.set_snapshot("/var/lib/etcd-agent/restore/m1/prod.second.db");
+  auto again = restoreStep(prepared, req, context(true));
+  ASSERT_TRUE(again) << again.error().message;
+  EXPECT_TRUE(again->changed);
+  EXPECT_EQ(again->next.plan().restore_snapshot(), "/var/lib/etcd-agent/restore/m1/prod.second.db");
+  auto expected = prepared;
+  expected.mutable_plan()->set_restore_snapshot("/var/lib/etcd-agent/restore/m1/prod.second.db");
+  EXPECT_EQ(again->next.SerializeAsString(), expected.SerializeAsString());
+  EXPECT_EQ(again->aside, prepared.restore().aside());
+}
+
 TEST(InPlaceRestore, AnotherSnapshotWhileOneIsUnderWayIsRefusedWithWhatToDo) {
   const auto prepared = stepOf(running(), v1::RESTORE_ACTION_PREPARE).next;
   auto other = ask(v1::RESTORE_ACTION_PREPARE);
