@@ -58,8 +58,7 @@ Result<std::string> uploadPath(const AgentConfig& config, std::string_view token
   return restoreDir(config) + "/" + std::string(token) + "." + std::string(upload_id) + ".db";
 }
 
-std::vector<std::string> removeStaleUploads(const AgentConfig& config, std::string_view keep) {
-  std::vector<std::string> removed;
+void removeStaleUploads(const AgentConfig& config, std::string_view keep) {
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(restoreDir(config), ec)) {
     const std::string path = entry.path().string();
@@ -68,9 +67,8 @@ std::vector<std::string> removeStaleUploads(const AgentConfig& config, std::stri
         !(name.ends_with(".db") || name.ends_with(".db.part"))) {
       continue;
     }
-    if (fs::remove(entry.path(), ec)) removed.push_back(name);
+    fs::remove(entry.path(), ec);
   }
-  return removed;
 }
 
 Result<void> validateRestorePath(const AgentConfig& config, std::string_view path) {

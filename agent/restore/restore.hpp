@@ -41,8 +41,8 @@ Result<std::string> uploadPath(const AgentConfig& config, std::string_view token
                                std::string_view upload_id);
 // Removes every upload in restoreDir (finished, or a .part an upload left behind) but `keep`
 // (the snapshot a plan still has to restore from; "" for none). A new upload calls it first: an
-// upload nothing restores from would otherwise stay forever. Answers the names removed.
-std::vector<std::string> removeStaleUploads(const AgentConfig& config, std::string_view keep);
+// upload nothing restores from would otherwise stay forever.
+void removeStaleUploads(const AgentConfig& config, std::string_view keep);
 // A Plan.restore_snapshot must be a file this agent produced: <restoreDir>/NAME.db, no
 // "..", no subdirectory.
 Result<void> validateRestorePath(const AgentConfig& config, std::string_view path);
