@@ -11,6 +11,21 @@ add_library(grpc_deps INTERFACE)
 target_include_directories(grpc_deps SYSTEM INTERFACE ${GRPCPP_INCLUDE_DIRS})
 target_compile_options(grpc_deps INTERFACE ${GRPCPP_CFLAGS_OTHER})
 
+# Descriptors registered on first use instead of before main. Every .pb.cc that protoc generates
+# (ours, and the well-known types and descriptor.proto inside libprotobuf) adds its file to
+# protobuf's generated pool from a static initializer, parsing the file to index its symbols:
+# 3 M of the 4 M instructions of a one-shot `etcd-fleet version` for our files, then still 0.7 M of
+# 1.8 M for libprotobuf's own, whether or not the command touches a message. protobuf registers a
+# file anyway the first time anything asks for its descriptors or reflection (AssignDescriptors
+# adds the file and its imports under a lock), which is every use this project makes of them
+# (descriptor(), GetReflection(), JSON and text printing). Only a lookup by name in the generated
+# pool of a type never used before would miss, and nothing here does one. The link wraps the
+# initializer's constructor into an empty function (proto/lazy_registration.cpp); a link that
+# forgets the library fails with an undefined reference, never silently.
+set(_lazy_runner _ZN6google8protobuf8internal20AddDescriptorsRunnerC1EPKNS1_15DescriptorTableE)
+add_library(protobuf_lazy STATIC ${PROJECT_SOURCE_DIR}/proto/lazy_registration.cpp)
+target_link_options(grpc_deps INTERFACE -Wl,--wrap=${_lazy_runner})
+
 if(ETCD_AGENT_STATIC_GRPC)
   # Libraries that must stay shared: the C runtime pieces.
   set(_keep_shared dl pthread rt m c atomic)
@@ -36,10 +51,12 @@ if(ETCD_AGENT_STATIC_GRPC)
   endforeach()
   # Archives reference each other in cycles (abseil): let the linker rescan the group.
   list(REMOVE_DUPLICATES _libs)
-  target_link_libraries(grpc_deps INTERFACE -Wl,--start-group ${_libs} -Wl,--end-group)
+  # protobuf_lazy inside the group: libprotobuf's own .pb.o refer to the wrapped name.
+  target_link_libraries(grpc_deps INTERFACE -Wl,--start-group ${_libs} protobuf_lazy
+                                            -Wl,--end-group)
   message(STATUS "gRPC/protobuf: linked statically")
 else()
-  target_link_libraries(grpc_deps INTERFACE ${GRPCPP_LINK_LIBRARIES})
+  target_link_libraries(grpc_deps INTERFACE protobuf_lazy ${GRPCPP_LINK_LIBRARIES})
   message(STATUS "gRPC/protobuf: linked dynamically")
 endif()
 
@@ -64,19 +81,10 @@ function(etcd_add_proto_library name)
       list(APPEND _gen ${_base}.grpc.pb.cc ${_base}.grpc.pb.h)
       set(_grpc_args --grpc_out=${_out} --plugin=protoc-gen-grpc=${GRPC_CPP_PLUGIN})
     endif()
-    # Descriptors registered on first use instead of before main. protoc's C++ code adds every
-    # file's descriptor to protobuf's generated pool from a static initializer, parsing it to index
-    # its symbols: 3 M instructions of the 4 M that a one-shot `etcd-fleet version` runs, whether or
-    # not the command touches a message. protobuf registers a file anyway the first time anything
-    # asks for its descriptors or reflection (AssignDescriptors adds the file and its imports under
-    # a lock), which is every use this project makes of them (descriptor(), GetReflection(), JSON
-    # and text printing); only a lookup by name in the generated pool of a type never used before
-    # would miss, and nothing here does one.
+    # (Their descriptors are registered on first use, not before main: see protobuf_lazy above.)
     add_custom_command(
       OUTPUT ${_gen}
       COMMAND ${PROTOC_EXECUTABLE} -I ${_root} --cpp_out=${_out} ${_grpc_args} ${_root}/${_proto}
-      COMMAND sed -i "/^PROTOBUF_ATTRIBUTE_INIT_PRIORITY2 static ::_pbi::AddDescriptorsRunner /d"
-              ${_base}.pb.cc
       DEPENDS ${_root}/${_proto}
       COMMENT "protoc ${_proto}"
       VERBATIM)

@@ -26,7 +26,7 @@ import re
 import subprocess
 import sys
 
-OURS = re.compile(r"^(agent|fleetctl|lib|tests)/")
+OURS = re.compile(r"^(agent|fleetctl|lib|proto|tests)/")
 
 
 def file_digest(path, cache):

@@ -7,7 +7,10 @@ namespace {
 
 using namespace std::chrono_literals;
 
-constexpr auto kReachRetry = 50ms;
+// An agent refusing connections is starting (it listens about 0.1 s after its start) or not
+// running: a refused connect costs one round trip, so ask again soon. A host that does not answer
+// at all uses up the attempt's deadline instead.
+constexpr auto kReachRetry = 20ms;
 constexpr auto kAgentPoll = 200ms;
 // Every wait is bounded in attempts too, whatever the clock does.
 constexpr int kMaxAttempts = 100000;
