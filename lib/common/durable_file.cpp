@@ -52,6 +52,8 @@ DurableFile::DurableFile(DurableFile&& other) noexcept
       part_(std::move(other.part_)),
       fd_(std::move(other.fd_)),
       wording_(other.wording_),
+      written_(other.written_),
+      flushed_(other.flushed_),
       done_(std::exchange(other.done_, true)) {}
 
 DurableFile& DurableFile::operator=(DurableFile&& other) noexcept {
@@ -61,6 +63,8 @@ DurableFile& DurableFile::operator=(DurableFile&& other) noexcept {
     part_ = std::move(other.part_);
     fd_ = std::move(other.fd_);
     wording_ = other.wording_;
+    written_ = other.written_;
+    flushed_ = other.flushed_;
     done_ = std::exchange(other.done_, true);
   }
   return *this;
@@ -84,6 +88,14 @@ Result<void> DurableFile::write(std::string_view bytes) {
       return failed(Step::kWrite, errno);
     }
     bytes.remove_prefix(static_cast<std::size_t>(n));
+    written_ += static_cast<std::uint64_t>(n);
+  }
+  if (written_ - flushed_ >= kWriteBehind) {
+    // Starts the write-back of what came since the last call and returns without waiting for it:
+    // advice only (commit()'s fsync is what makes the file durable), so a failure is ignored.
+    (void)::sync_file_range(fd_.get(), static_cast<off_t>(flushed_),
+                            static_cast<off_t>(written_ - flushed_), SYNC_FILE_RANGE_WRITE);
+    flushed_ = written_;
   }
   return {};
 }

@@ -7,6 +7,7 @@
 // the agent's uploads) and writeFileAtomic() are built on it; what they check of the bytes
 // (etcd's sha256 trailer, the announced size) stays with them.
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -51,11 +52,18 @@ class DurableFile {
   // Removes the .part and words the failure of `step` with `err`.
   std::unexpected<Error> failed(Step step, int err);
 
+  // Every kWriteBehind bytes written, the kernel is asked to start writing them to the disk
+  // (sync_file_range): a snapshot of hundreds of MB then reaches commit() with at most that much
+  // not yet on its way, and the fsync there waits for little instead of the whole file.
+  static constexpr std::uint64_t kWriteBehind = 8 * 1024 * 1024;
+
   std::string path_;
   std::string part_;
   UniqueFd fd_;
   Wording wording_;
-  bool done_ = false;  // committed or aborted
+  std::uint64_t written_ = 0;  // bytes written (the .part is written from its start, in order)
+  std::uint64_t flushed_ = 0;  // bytes whose write-back was started
+  bool done_ = false;          // committed or aborted
 };
 
 }  // namespace etcdagent
