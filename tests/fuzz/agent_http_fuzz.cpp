@@ -20,6 +20,7 @@
 #include <filesystem>
 #include <sstream>
 #include <string>
+#include <system_error>
 
 #include "agent/http/discovery_endpoint.hpp"
 #include "agent/http/http_server.hpp"
@@ -34,15 +35,23 @@ using etcdagent::agent::HttpResponse;
 
 constexpr std::size_t kMaxRequests = 16;  // requests read from one input
 
-// One directory per process for the coordinator's tokens, emptied for every input.
+// One directory per process for the coordinator's tokens, emptied for every input and removed
+// when the process exits (the fuzzer's end, or the end of a corpus replay).
+struct TokenDir {
+  std::filesystem::path path = std::filesystem::temp_directory_path() /
+                               ("etcd-agent-http-fuzz." + std::to_string(::getpid()));
+  TokenDir() { std::filesystem::create_directories(path); }
+  TokenDir(const TokenDir&) = delete;
+  TokenDir& operator=(const TokenDir&) = delete;
+  ~TokenDir() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path, ignored);
+  }
+};
+
 const std::filesystem::path& tokenDir() {
-  static const std::filesystem::path dir = [] {
-    auto d = std::filesystem::temp_directory_path() /
-             ("etcd-agent-http-fuzz." + std::to_string(::getpid()));
-    std::filesystem::create_directories(d);
-    return d;
-  }();
-  return dir;
+  static const TokenDir dir;
+  return dir.path;
 }
 
 std::string replaceAll(std::string s, std::string_view from, const std::string& to) {
