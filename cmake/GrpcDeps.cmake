@@ -11,17 +11,10 @@ add_library(grpc_deps INTERFACE)
 target_include_directories(grpc_deps SYSTEM INTERFACE ${GRPCPP_INCLUDE_DIRS})
 target_compile_options(grpc_deps INTERFACE ${GRPCPP_CFLAGS_OTHER})
 
-# Descriptors registered on first use instead of before main. Every .pb.cc that protoc generates
-# (ours, and the well-known types and descriptor.proto inside libprotobuf) adds its file to
-# protobuf's generated pool from a static initializer, parsing the file to index its symbols:
-# 3 M of the 4 M instructions of a one-shot `etcd-fleet version` for our files, then still 0.7 M of
-# 1.8 M for libprotobuf's own, whether or not the command touches a message. protobuf registers a
-# file anyway the first time anything asks for its descriptors or reflection (AssignDescriptors
-# adds the file and its imports under a lock), which is every use this project makes of them
-# (descriptor(), GetReflection(), JSON and text printing). Only a lookup by name in the generated
-# pool of a type never used before would miss, and nothing here does one. The link wraps the
-# initializer's constructor into an empty function (proto/lazy_registration.cpp); a link that
-# forgets the library fails with an undefined reference, never silently.
+# Descriptors registered on first use instead of before main: the link wraps the constructor of
+# protobuf's AddDescriptorsRunner (the static initializer of every generated .pb.cc, ours and
+# libprotobuf's own) into the empty function of proto/lazy_registration.cpp, which says why that
+# is safe. A link that forgets the library fails with an undefined reference, never silently.
 set(_lazy_runner _ZN6google8protobuf8internal20AddDescriptorsRunnerC1EPKNS1_15DescriptorTableE)
 add_library(protobuf_lazy STATIC ${PROJECT_SOURCE_DIR}/proto/lazy_registration.cpp)
 target_link_options(grpc_deps INTERFACE -Wl,--wrap=${_lazy_runner})
